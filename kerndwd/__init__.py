@@ -1,0 +1,48 @@
+"""Distance weighted discrimination (DWD): linear, kernel and weighted, for any q > 0.
+
+A Python home for the R package kerndwd (Wang & Zou, "Another look at
+distance-weighted discrimination", JRSSB 2018)::
+
+    import kerndwd
+    path = kerndwd.fit(X, y, lambdas, kern=kerndwd.rbfdot(sigma=1), qval=1)
+    kerndwd.predict(path, X_new, type="class")
+"""
+
+from ._checks import DWDConvergenceWarning
+from .kernels import (
+    Kernel,
+    anovadot,
+    besseldot,
+    kernel_matrix,
+    laplacedot,
+    polydot,
+    rbfdot,
+    sigest,
+    splinedot,
+    vanilladot,
+)
+from .loss import dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
+from .path import DWDPath, fit, predict
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DWDConvergenceWarning",
+    "DWDPath",
+    "Kernel",
+    "anovadot",
+    "besseldot",
+    "dwd_loss",
+    "dwd_loss_deriv",
+    "fit",
+    "kernel_matrix",
+    "laplacedot",
+    "lipschitz",
+    "polydot",
+    "population_minimizer",
+    "predict",
+    "rbfdot",
+    "sigest",
+    "splinedot",
+    "vanilladot",
+]
