@@ -48,7 +48,8 @@ def check_matrix(X, name="X"):
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
-    arr = np.asarray(arr, dtype=float)
+    # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
+    arr = np.ascontiguousarray(arr, dtype=float)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr

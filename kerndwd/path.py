@@ -300,7 +300,7 @@ def predict(fit, newx, type="class", lambdas=None):
     intended ``b0 + newx beta``.
     """
     if not isinstance(fit, DWDPath):
-        raise TypeError(f"fit must be a DWDPath returned by kerndwd.fit, got {type(fit).__name__}")
+        raise TypeError(f"fit must be a DWDPath returned by kerndwd.fit, got {fit.__class__.__name__}")
     if type not in ("class", "link"):
         raise ValueError(f"type must be 'class' or 'link', got {type!r}")
     newx = check_matrix(newx, "newx")
