@@ -9,6 +9,7 @@ distance-weighted discrimination", JRSSB 2018)::
 """
 
 from ._checks import DWDConvergenceWarning
+from .cv import CVResult, TuneResult, cv, tune
 from .kernels import (
     Kernel,
     anovadot,
@@ -24,25 +25,39 @@ from .kernels import (
 from .loss import dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
 from .path import DWDPath, fit, predict
 
+try:  # the scikit-learn estimators need the optional scikit-learn
+    from .estimator import DWDClassifier, DWDClassifierCV
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
+from .plot import plot_cv, plot_path
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "CVResult",
+    "DWDClassifier",
+    "DWDClassifierCV",
     "DWDConvergenceWarning",
     "DWDPath",
     "Kernel",
+    "TuneResult",
     "anovadot",
     "besseldot",
+    "cv",
     "dwd_loss",
     "dwd_loss_deriv",
     "fit",
     "kernel_matrix",
     "laplacedot",
     "lipschitz",
+    "plot_cv",
+    "plot_path",
     "polydot",
     "population_minimizer",
     "predict",
     "rbfdot",
     "sigest",
     "splinedot",
+    "tune",
     "vanilladot",
 ]

@@ -1,0 +1,126 @@
+"""Plots of a fitted path and of a cross-validation curve, like the R
+package's ``plot(fit)`` and ``plot(cvfit)``.
+
+matplotlib is an optional dependency, imported only when a plot is drawn.
+Both functions draw on the given Axes (or a new figure's) and return it, so
+a caller can restyle or save the figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_path", "plot_cv"]
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError(
+            "plotting needs matplotlib: pip install matplotlib (or pip install 'kerndwd[plot]')"
+        ) from None
+    return plt
+
+
+def _axes(ax):
+    if ax is None:
+        _, ax = _pyplot().subplots()
+    else:
+        _pyplot()  # the same clear message when matplotlib is missing
+    return ax
+
+
+def plot_path(path, ax=None, *, color=None, linewidth=1.0, **line_kw):
+    """Coefficient paths against ``log(lambda)``, like ``plot.kerndwd`` in R.
+
+    One line per row of ``path.alpha`` after the intercept: the ``p``
+    coefficients ``beta_j`` for a linear-solver fit, the ``n`` kernel
+    coefficients ``alpha_i`` for a kernel-solver fit.
+
+    Parameters
+    ----------
+    path : DWDPath
+        A fitted path from :func:`kerndwd.fit`, with at least one column.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+    color : color or None, default None
+        One color for every line; default matplotlib's color cycle.
+    linewidth : float, default 1.0
+    **line_kw
+        Passed to ``Axes.plot`` for every line.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on; its lines are the coefficient paths, in row order,
+        with x data ``log(path.lambda_)``.
+    """
+    from .path import DWDPath
+
+    if not isinstance(path, DWDPath):
+        raise TypeError(f"path must be a DWDPath returned by kerndwd.fit, got {type(path).__name__}")
+    if path.lambda_.size == 0:
+        raise ValueError(f"the path has no fitted columns (jerr={path.jerr}); nothing to plot")
+    ax = _axes(ax)
+    loglam = np.log(path.lambda_)
+    coefs = path.alpha[1:]
+    kw = dict(line_kw, linewidth=linewidth)
+    if color is not None:
+        kw["color"] = color
+    for row in coefs:
+        ax.plot(loglam, row, **kw)
+    ax.set_xlabel("log(lambda)")
+    ax.set_ylabel("coefficients (beta)" if path.is_linear else "kernel coefficients (alpha)")
+    ax.set_title(f"DWD path, q = {path.qval:g} ({path.solver})")
+    return ax
+
+
+def plot_cv(cvres, ax=None, *, point_color="red", bar_color="darkgrey", sign_lambda=1):
+    """Cross-validation curve, like ``plot.cv.kerndwd`` in R.
+
+    Draws ``cvm`` against ``log(lambda)`` as points with error bars from
+    ``cvlower`` to ``cvupper``, and dotted vertical lines at
+    ``log(lambda_min)`` and ``log(lambda_1se)``.
+
+    Parameters
+    ----------
+    cvres : CVResult or TuneResult
+        From :func:`kerndwd.cv`; a :class:`~kerndwd.cv.TuneResult` plots the
+        curve of its chosen q (``cvres.best``).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+    point_color, bar_color : colors
+        Of the ``cvm`` points and of the error bars.
+    sign_lambda : {1, -1}, default 1
+        ``-1`` plots against ``-log(lambda)`` (lambda decreasing to the right).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Its lines labelled ``"lambda.min"`` and ``"lambda.1se"`` are the two
+        vertical markers; its one error-bar container holds one bar per lambda
+        (lambdas with NaN ``cvm`` are skipped).
+    """
+    from .cv import CVResult, TuneResult
+
+    if isinstance(cvres, TuneResult):
+        cvres = cvres.best
+    if not isinstance(cvres, CVResult):
+        raise TypeError(f"cvres must be a CVResult returned by kerndwd.cv, got {type(cvres).__name__}")
+    if sign_lambda not in (1, -1):
+        raise ValueError(f"sign_lambda must be 1 or -1, got {sign_lambda!r}")
+    ax = _axes(ax)
+    ok = ~np.isnan(cvres.cvm)
+    x = sign_lambda * np.log(cvres.lambda_[ok])
+    cvm = cvres.cvm[ok]
+    upper = np.where(np.isnan(cvres.cvupper[ok]), cvm, cvres.cvupper[ok])
+    lower = np.where(np.isnan(cvres.cvlower[ok]), cvm, cvres.cvlower[ok])
+    ax.errorbar(x, cvm, yerr=np.vstack([cvm - lower, upper - cvm]), fmt="o", color=point_color,
+                ecolor=bar_color, markersize=4, capsize=2, label="cvm")
+    ax.axvline(sign_lambda * np.log(cvres.lambda_min), linestyle=":", color="0.3", label="lambda.min")
+    ax.axvline(sign_lambda * np.log(cvres.lambda_1se), linestyle=":", color="0.3", label="lambda.1se")
+    ax.set_xlabel("log(lambda)" if sign_lambda == 1 else "-log(lambda)")
+    ax.set_ylabel(cvres.name)
+    ax.set_title(f"{cvres.nfolds}-fold CV, q = {cvres.qval:g}")
+    return ax
