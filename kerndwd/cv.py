@@ -37,6 +37,7 @@ from ._checks import (
     check_weights,
     encode_labels,
 )
+from ._rnames import RNamed
 from .kernels import rbfdot, sigest
 from .path import fit_prepared, link_values, uses_linear_solver
 
@@ -57,7 +58,7 @@ MIN_FOLD_SIZE_FOR_FOLD_MEANS = 3
 # --------------------------------------------------------------------------
 # results
 # --------------------------------------------------------------------------
-class CVResult:
+class CVResult(RNamed):
     """Cross-validated error along a lambda path, like R's ``cv.kerndwd`` object.
 
     The attributes use Python names; R's dotted names are readable through
@@ -130,17 +131,6 @@ class CVResult:
     def lambdas(self):
         return self.lambda_
 
-    def __getitem__(self, key):
-        if key not in self._R_NAMES:
-            raise KeyError(f"no component {key!r}; have {self._R_NAMES}")
-        return getattr(self, {"lambda": "lambda_"}.get(key, key.replace(".", "_")))
-
-    def keys(self):
-        return list(self._R_NAMES)
-
-    def __contains__(self, key):
-        return key in self._R_NAMES
-
     def __repr__(self):
         return (
             f"CVResult(qval={self.qval:g}, nfolds={self.nfolds}, nlambda={self.lambda_.size}, "
@@ -149,7 +139,7 @@ class CVResult:
         )
 
 
-class TuneResult:
+class TuneResult(RNamed):
     """Joint choice of lambda and q, like R's ``tunedwd`` result.
 
     R's dotted names are readable through mapping access (``res["lam.tune"]``,
@@ -200,17 +190,6 @@ class TuneResult:
     def best(self):
         """The :class:`CVResult` of the chosen q."""
         return self.cvres[self.index_tune]
-
-    def __getitem__(self, key):
-        if key not in self._R_NAMES:
-            raise KeyError(f"no component {key!r}; have {self._R_NAMES}")
-        return getattr(self, {"lambda": "lambda_"}.get(key, key.replace(".", "_")))
-
-    def keys(self):
-        return list(self._R_NAMES)
-
-    def __contains__(self, key):
-        return key in self._R_NAMES
 
     def __repr__(self):
         return (

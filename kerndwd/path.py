@@ -17,7 +17,8 @@ from ._checks import (
     encode_labels,
     warn_not_converged,
 )
-from .kernels import Kernel, rbfdot, sigest
+from ._rnames import RNamed
+from .kernels import rbfdot, sigest
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -52,7 +53,7 @@ def build_majorizer(X, kern, q, w=None, gam=_mm.GAM_FIT, strict=False, K=None):
     return _mm.KernelCholesky(K, w, q, gam)
 
 
-class DWDPath:
+class DWDPath(RNamed):
     """A fitted DWD path: one solution per lambda, like R's ``kerndwd`` object.
 
     Attributes (R's names; ``lambda`` is a Python keyword, so it is also
@@ -79,7 +80,7 @@ class DWDPath:
         optimal the default stopping rule left the fit.
     """
 
-    _R_NAMES = ("alpha", "lambda", "npass", "jerr")
+    _R_NAMES = ("alpha", "lambda", "npass", "jerr", "kkt", "objective")
 
     def __init__(self, result, *, kern, qval, wt, eps, maxit, solver, classes, x, gam, rule):
         self.alpha = result.alpha
@@ -100,17 +101,6 @@ class DWDPath:
         self.rule = rule
         self.x = x
         self.n_features = x.shape[1]
-
-    # --- R-style access --------------------------------------------------
-    def __getitem__(self, name):
-        if name == "lambda":
-            return self.lambda_
-        if name in self._R_NAMES or name in ("kkt", "objective"):
-            return getattr(self, name)
-        raise KeyError(f"no component {name!r}; have {self._R_NAMES + ('kkt', 'objective')}")
-
-    def keys(self):
-        return list(self._R_NAMES)
 
     @property
     def lambdas(self):
