@@ -120,7 +120,12 @@ def gradient(design, alpha, y, w, q, lam):
 # --------------------------------------------------------------------------
 # majorisers
 # --------------------------------------------------------------------------
-class LinearEigen:
+class _LinearPenalty:
+    def penalty_at(self, coef, f):
+        return float(coef[1:] @ coef[1:])
+
+
+class LinearEigen(_LinearPenalty):
     """Unweighted linear DWD (Algorithm 1)."""
 
     solver = "ldwd"
@@ -164,7 +169,7 @@ class LinearEigen:
         return step_fn
 
 
-class LinearCholesky:
+class LinearCholesky(_LinearPenalty):
     """Weighted linear DWD: a Cholesky factor of the majoriser per lambda."""
 
     solver = "wldwd"
@@ -226,6 +231,9 @@ class KernelEigen:
     def to_alpha(self, coef):
         return np.concatenate(([coef[0]], self.U @ coef[1:]))
 
+    def penalty_at(self, coef, f):
+        return float(coef[1:] @ (self.e * coef[1:]))  # alpha' K alpha in the eigenbasis
+
     def zero(self):
         return np.zeros(self.ncoef)
 
@@ -269,6 +277,9 @@ class KernelCholesky:
         A[np.diag_indices(n + 1)] += gam
         self.A = A
         self.B = (2.0 * n / self.M) * K
+
+    def penalty_at(self, coef, f):
+        return float(coef[1:] @ (f - coef[0]))  # alpha' K alpha, with K alpha = f - b0
 
     def to_alpha(self, coef):
         return coef.copy()
@@ -314,11 +325,28 @@ class PathResult:
 STOP_RULES = ("step", "kkt")
 
 
-def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step"):
+def _penalty_fn(majorizer):
+    """``coef, f -> ||f||^2`` in the majoriser's coordinates, cheaply when it can."""
+    own = getattr(majorizer, "penalty_at", None)
+    if own is not None:
+        return own
+    return lambda coef, f: majorizer.design.penalty(majorizer.to_alpha(coef)[1:])
+
+
+def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step", accelerate=False):
     """Run the MM iteration along ``lambdas`` (already sorted decreasing).
 
     ``rule="step"`` is the R package's test (``||step||^2 < eps``);
-    ``rule="kkt"`` stops when ``||grad F|| <= eps`` at the current iterate.
+    ``rule="kkt"`` stops when ``||grad F|| <= eps`` at the point the last
+    step was taken from.
+
+    ``accelerate=True`` adds Nesterov momentum to the MM step (each pass is
+    a majoriser step from the extrapolated point ``theta + beta (theta -
+    theta_prev)``; decision values extrapolate linearly, so a pass costs the
+    same), with a restart whenever the objective would rise: the objective
+    never increases, and the number of passes falls roughly from the
+    condition number of the problem to its square root.  It changes the
+    iterates, so it is off for R's iteration (``rule="step"`` in ``fit``).
 
     ``callback(l, lam, alpha_internal, f)``, when given, is called after each
     pass (for tests that record the objective); it is never called otherwise.
@@ -332,15 +360,44 @@ def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step")
     cols, objs, kkts = [], [], []
     total = 0
     jerr = 0
+    penalty = _penalty_fn(majorizer) if accelerate else None
+
+    def current_objective(c, fv, lam):
+        loss = _loss(y * fv, q)
+        return float(np.mean(loss if w is None else w * loss)) + lam * penalty(c, fv)
+
     for l, lam in enumerate(lambdas):
         step_fn = majorizer.at_lambda(lam)
+        if accelerate:
+            coef_prev, f_prev, t = coef.copy(), f.copy(), 1.0
+            obj = current_objective(coef, f, lam)
         while True:
-            z = wy * _deriv(y * f, q)
-            step, df, grad_sq = step_fn(z, coef)
-            coef += step
-            f += df
+            if accelerate:
+                t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+                beta = (t - 1.0) / t_next
+                base = coef + beta * (coef - coef_prev)
+                f_base = f + beta * (f - f_prev)
+            else:
+                base, f_base = coef, f
+            z = wy * _deriv(y * f_base, q)
+            step, df, grad_sq = step_fn(z, base)
             npass[l] += 1
             total += 1
+            if accelerate:
+                new_coef, new_f = base + step, f_base + df
+                new_obj = current_objective(new_coef, new_f, lam)
+                if new_obj > obj and beta > 0.0:
+                    # momentum overshot: restart from the last iterate with a plain MM step
+                    coef_prev, f_prev, t = coef, f, 1.0
+                    if total > maxit:
+                        jerr = -(l + 1)
+                        break
+                    continue
+                coef_prev, f_prev = coef, f
+                coef, f, obj, t = new_coef, new_f, new_obj, t_next
+            else:
+                coef += step
+                f += df
             if callback is not None:
                 callback(l, lam, coef, f)
             if total > maxit:

@@ -183,10 +183,17 @@ def _prepare(X, y, lambdas, kern, qval, wt, eps, maxit, random_state):
 
 
 def fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, *, gam=_mm.GAM_FIT, strict=False,
-                 K=None, rule="step", warn=True, callback=None):
-    """Fit on validated input (used by ``fit``, ``cv``, ``tune`` and the estimator)."""
+                 K=None, rule="step", warn=True, callback=None, accelerate=None):
+    """Fit on validated input (used by ``fit``, ``cv``, ``tune`` and the estimator).
+
+    ``accelerate=None`` means: momentum with the gradient rule, R's plain
+    iteration with R's rule.
+    """
+    if accelerate is None:
+        accelerate = rule == "kkt"
     maj = build_majorizer(X, kern, q, w, gam, strict, K)
-    result = _mm.mm_path(maj, y_pm, w, q, lam, eps, maxit, callback=callback, rule=rule)
+    result = _mm.mm_path(maj, y_pm, w, q, lam, eps, maxit, callback=callback, rule=rule,
+                         accelerate=accelerate)
     if result.jerr and warn:
         warn_not_converged(result.jerr, lam, maxit)
     return DWDPath(result, kern=kern, qval=q, wt=w, eps=eps, maxit=maxit, solver=maj.solver,
@@ -194,7 +201,7 @@ def fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, *, gam=_mm.GAM_F
 
 
 def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000, *,
-        random_state=None, stop="step"):
+        random_state=None, stop="step", accelerate=None):
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
     Minimises ``(1/n) sum_i wt_i V_q(y_i f(x_i)) + lambda ||f||^2`` for each
@@ -239,6 +246,12 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
         Seeds ``sigest`` when ``kern`` is omitted.
     stop : {"step", "kkt"}, default "step"
         The stopping rule, see ``eps``.
+    accelerate : bool, optional
+        Add Nesterov momentum (with a restart whenever the objective would
+        rise) to the MM passes.  Default: on with ``stop="kkt"``, off with
+        ``stop="step"`` so that R's iterates, ``npass`` included, are
+        reproduced exactly.  On ill-conditioned problems it cuts the passes
+        needed for a tight fit by 10 to 100 times.
 
     Returns
     -------
@@ -248,7 +261,7 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
         raise ValueError(f"stop must be one of {_mm.STOP_RULES}, got {stop!r}")
     X, y_pm, classes, lam, q, w, eps, maxit, kern = _prepare(X, y, lambdas, kern, qval, wt, eps, maxit,
                                                              random_state)
-    return fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, rule=stop)
+    return fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, rule=stop, accelerate=accelerate)
 
 
 def link_values(path, newx, alpha):
