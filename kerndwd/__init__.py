@@ -24,12 +24,18 @@ from .kernels import (
 )
 from .loss import dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
 from .path import DWDPath, fit, predict
-
-try:  # the scikit-learn estimators need the optional scikit-learn
-    from .estimator import DWDClassifier, DWDClassifierCV
-except ImportError:  # pragma: no cover - depends on the environment
-    pass
 from .plot import plot_cv, plot_path
+
+
+def __getattr__(name):
+    # the scikit-learn estimators load on first use: importing scikit-learn
+    # takes seconds, and it is an optional dependency
+    if name in ("DWDClassifier", "DWDClassifierCV"):
+        from . import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(f"module 'kerndwd' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

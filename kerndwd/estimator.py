@@ -1,0 +1,656 @@
+"""scikit-learn estimators over the DWD engine: :class:`DWDClassifier` and
+:class:`DWDClassifierCV`.
+
+They only validate and dispatch: every fit is one run of
+:func:`kerndwd._mm.mm_path` on a majoriser built by
+:func:`kerndwd.path.build_majorizer` (dense input, R's choice of solver) or
+:class:`kerndwd._iterative.LinearCG` (sparse input), on a path of a single
+lambda; cross-validation is :func:`kerndwd.cv`.  No solver loop lives here.
+
+Pickles of fitted estimators (and of :class:`kerndwd.DWDPath` objects)
+restore identical predictions.  Unpickling runs arbitrary code: load pickles
+only from sources you trust.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import sparse
+
+from . import _mm
+from ._checks import DWDConvergenceWarning
+from ._iterative import LinearCG
+from .cv import _check_qvals, _select
+from .cv import cv as _cv
+from .kernels import (
+    Kernel,
+    anovadot,
+    besseldot,
+    laplacedot,
+    polydot,
+    rbfdot,
+    sigest,
+    splinedot,
+    vanilladot,
+)
+from .path import build_majorizer
+
+try:  # scikit-learn is an optional dependency (extra "sklearn")
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.model_selection import check_cv
+    from sklearn.utils.class_weight import compute_class_weight
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
+    ) from exc
+
+__all__ = ["DWDClassifier", "DWDClassifierCV"]
+
+#: Kernel names and the kernlab constructor each maps to.
+KERNEL_NAMES = ("linear", "rbf", "poly", "laplace", "bessel", "anova", "spline")
+#: Stopping rules (see ``DWDClassifier.tol``).
+STOP_RULES = _mm.STOP_RULES
+#: Rows of new data per block when forming a kernel against the training
+#: rows in ``decision_function`` (memory about 8 * block * n_fit bytes).
+_DECISION_BLOCK = 2048
+
+
+# --------------------------------------------------------------------------
+# shared pieces
+# --------------------------------------------------------------------------
+def _kernel_is_linear(kernel):
+    if isinstance(kernel, Kernel):
+        return bool(kernel.is_linear)
+    return isinstance(kernel, str) and kernel == "linear"
+
+
+def _check_real(value, name, *, positive=True, allow=()):
+    if isinstance(value, str) and value in allow:
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        extra = f" or one of {list(allow)}" if allow else ""
+        raise TypeError(f"{name} must be a real number{extra}, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f"{name} must be {'positive and ' if positive else ''}finite, got {value!r}")
+    return value
+
+
+def _seed(random_state):
+    """``random_state`` for numpy's ``default_rng``: ints, Generators and None
+    pass through (so the numbers equal :func:`kerndwd.cv`/``sigest`` with the
+    same seed); a legacy ``RandomState`` gives a seed drawn from it."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return random_state
+
+
+def _check_int(value, name, minimum=1):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+    return int(value)
+
+
+def _resolve_kernel(est, X, sample_weight=None):
+    """The kernlab kernel object for ``est.kernel`` and its scikit-learn parameters.
+
+    ``gamma="scale"`` uses the variance of all entries of ``X``, weighted by
+    ``sample_weight`` per row when given (so that an integer weight and a
+    repeated row give the same kernel).
+    """
+    kernel = est.kernel
+    if isinstance(kernel, Kernel):
+        return kernel
+    if not isinstance(kernel, str) or kernel not in KERNEL_NAMES:
+        raise ValueError(
+            f"kernel must be one of {list(KERNEL_NAMES)} or a kernel object from kerndwd.kernels, got {kernel!r}"
+        )
+    if kernel == "linear":
+        return vanilladot()
+    if kernel == "spline":
+        return splinedot()
+    gamma = _check_real(est.gamma, "gamma", allow=("scale", "sigest"))
+    if gamma == "scale":
+        if sample_weight is None:
+            var = float(X.var())
+        else:
+            rw = np.asarray(sample_weight, dtype=float)[:, None]
+            mean = float((rw * X).sum() / (rw.sum() * X.shape[1]))
+            var = float((rw * (X - mean) ** 2).sum() / (rw.sum() * X.shape[1]))
+        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    elif gamma == "sigest":
+        gamma = sigest(X, random_state=_seed(est.random_state)) if X.shape[0] >= 2 else 1.0
+    if kernel == "rbf":
+        return rbfdot(sigma=gamma)
+    if kernel == "laplace":
+        return laplacedot(sigma=gamma)
+    degree = _check_int(est.degree, "degree")
+    if kernel == "poly":
+        coef0 = _check_real(est.coef0, "coef0", positive=False)
+        if coef0 < 0:
+            raise ValueError(f"coef0 must be non-negative for kernlab's polydot offset, got {coef0!r}")
+        return polydot(degree=degree, scale=gamma, offset=coef0)
+    if kernel == "bessel":
+        order = _check_real(est.order, "order", positive=False)
+        return besseldot(sigma=gamma, order=order, degree=degree)
+    return anovadot(sigma=gamma, degree=degree)  # "anova"
+
+
+def _validate_fit_input(est, X, y, sample_weight):
+    """Validate the data of ``fit``.
+
+    Returns ``(X, y, y_idx, classes, sw)`` with ``sw`` the per-row weights
+    (``sample_weight`` times ``class_weight``; None when neither is given).
+    Rows are not dropped here.
+    """
+    linear = _kernel_is_linear(est.kernel) and not isinstance(est, DWDClassifierCV)
+    if sparse.issparse(X) and not linear:
+        raise TypeError(
+            f"{type(est).__name__} with kernel={est.kernel!r} does not support sparse input: "
+            "sparse X is supported only by DWDClassifier with the linear kernel (a non-linear kernel "
+            "needs the dense n x n kernel matrix anyway); pass X.toarray()"
+        )
+    X, y = validate_data(est, X, y, accept_sparse=("csr", "csc") if linear else False, dtype=np.float64,
+                         ensure_min_samples=2)
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"{type(est).__name__} needs samples of at least 2 classes in the data, but the data "
+            f"contains only one class: {classes[0]!r}"
+        )
+    if sample_weight is None and est.class_weight is None:
+        return X, y, y_idx, classes, None
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
+    if est.class_weight is not None:
+        sw = sw * compute_class_weight(est.class_weight, classes=classes, y=y, sample_weight=sample_weight)[y_idx]
+    return X, y, y_idx, classes, sw
+
+
+def _drop_zero_weights(est, X, y_idx, classes, sw):
+    """Drop rows of zero weight and map the weights to R's scaling.
+
+    Zero-weight rows add nothing to the objective and their kernel
+    coefficients vanish at the optimum.  The remaining weights become
+    ``wt = sw * n_kept / sum(sw)`` (see ``DWDClassifier`` Notes).
+    Returns ``(X, y_idx, wt, keep)``; ``keep`` is None when no row was dropped.
+    """
+    if sw is None:
+        return X, y_idx, None, None
+    keep = sw > 0
+    if keep.all():
+        keep = None
+    else:
+        X, y_idx, sw = X[keep], y_idx[keep], sw[keep]
+        present = np.unique(y_idx)
+        if present.size < 2:
+            raise ValueError(
+                f"{type(est).__name__} needs samples of at least 2 classes with positive weight, "
+                f"but only class {classes[present[0]]!r} has positive sample_weight"
+            )
+    return X, y_idx, sw * (sw.size / sw.sum()), keep
+
+
+def _binary_targets(y_idx, n_classes):
+    """+-1 labels of the binary problems: one for two classes (``classes_[1]``
+    is +1, as R orders levels), else one-vs-rest per class."""
+    if n_classes == 2:
+        return [np.where(y_idx == 1, 1.0, -1.0)]
+    return [np.where(y_idx == k, 1.0, -1.0) for k in range(n_classes)]
+
+
+# --------------------------------------------------------------------------
+# DWDClassifier
+# --------------------------------------------------------------------------
+class DWDClassifier(ClassifierMixin, BaseEstimator):
+    """Distance weighted discrimination at one ``lambda``, as a scikit-learn classifier.
+
+    Minimises, for each binary problem,
+
+        (1 / sum_i s_i) sum_i s_i V_q(y_i f(x_i)) + lambd ||f||^2,
+
+    ``V_q`` the DWD loss of exponent ``q`` (Wang & Zou 2018, (2.3)),
+    ``f = b + x'beta`` (linear kernel; ``||f||^2 = ||beta||^2``) or
+    ``f = b + sum_j alpha_j k(x_j, x)`` (``||f||^2 = alpha'K alpha``), and
+    ``s_i = sample_weight_i * class_weight[y_i]`` (all ones by default).
+
+    Parameters
+    ----------
+    lambd : float, default 0.01
+        The penalty ``lambda > 0`` (R's ``lambda``; larger = smoother).
+    q : float, default 1.0
+        The loss exponent ``q > 0`` (1 is classical DWD).
+    kernel : str or Kernel, default "linear"
+        ``"linear"`` (kernlab's ``vanilladot``), ``"rbf"`` (``rbfdot(sigma=gamma)``:
+        ``exp(-gamma ||x - y||^2)``, as scikit-learn's), ``"poly"``
+        (``polydot(degree, scale=gamma, offset=coef0)``: ``(gamma <x, y> + coef0)^degree``),
+        ``"laplace"`` (``laplacedot(sigma=gamma)``: ``exp(-gamma ||x - y||)``,
+        the Euclidean norm as in kernlab, not scikit-learn's L1 laplacian),
+        ``"bessel"`` (``besseldot(sigma=gamma, order, degree)``), ``"anova"``
+        (``anovadot(sigma=gamma, degree)``), ``"spline"`` (``splinedot()``), or
+        a kernel object from :mod:`kerndwd.kernels` used as given.
+    gamma : float, "scale" or "sigest", default "scale"
+        Kernel scale.  ``"scale"``: ``1 / (n_features * X.var())`` (1 when
+        ``X`` is constant), scikit-learn's SVC default.  ``"sigest"``: the R
+        package's data-driven ``sigest(X)``, random unless ``random_state``
+        is set.  Ignored by ``"linear"`` and ``"spline"``.
+    degree : int, default 3
+        Degree of ``"poly"``, ``"bessel"``, ``"anova"``.
+    coef0 : float, default 0.0
+        ``"poly"`` offset (kernlab's ``offset``, must be >= 0).
+    order : float, default 1.0
+        ``"bessel"`` order.
+    class_weight : dict, "balanced" or None, default None
+        Multiplies the sample weights per class; ``"balanced"`` uses
+        ``n_samples / (n_classes * weighted class count)`` (weighted DWD for
+        unequal class sizes and costs, Qiao et al. 2010).
+    tol : float, default 1e-10
+        Stopping tolerance.  With ``stop="kkt"`` (default) a fit stops when
+        the Euclidean norm of the objective's gradient is ``<= tol``: a real
+        optimality criterion, tight enough that integer sample weights and
+        repeated rows give decision values equal to ~1e-9.  With
+        ``stop="step"`` it is R's rule: stop when the squared norm of the MM
+        step is ``< tol`` (R's default ``eps`` is 1e-5, which stops far from
+        the optimum at small lambda).
+    stop : {"kkt", "step"}, default "kkt"
+        The stopping rule, see ``tol``.
+    max_iter : int, default 100000
+        MM passes allowed per binary problem.  When they run out a
+        :class:`kerndwd.DWDConvergenceWarning` is issued and the last
+        iterate is kept.
+    random_state : int, numpy Generator or None
+        Seeds ``gamma="sigest"``; nothing else is random.
+
+    Attributes
+    ----------
+    classes_ : ndarray, shape (n_classes,)
+        Sorted labels; in the binary case ``classes_[1]`` is the positive
+        class (R's second factor level).
+    coef_ : ndarray, shape (1, n_features) or (n_classes, n_features)
+        ``beta`` (linear kernel only).
+    intercept_ : ndarray, shape (1,) or (n_classes,)
+    dual_coef_ : ndarray, shape (1, n_fit) or (n_classes, n_fit)
+        Kernel coefficients ``alpha`` (kernel solver only: non-linear kernels,
+        and the linear kernel on dense data with fewer rows than columns,
+        where R switches to the kernel solver).
+    X_fit_ : ndarray, shape (n_fit, n_features)
+        The training rows the kernel expansion uses (rows with zero weight
+        are dropped).  Kernel solver only.
+    kernel_ : Kernel
+        The kernlab kernel that was fitted (e.g. ``rbfdot(sigma=...)``).
+    solver_ : str
+        The engine's solver: R's ``"ldwd"``, ``"wldwd"``, ``"kdwd"``,
+        ``"wkdwd"``, or ``"cgldwd"`` (sparse X, conjugate gradients).
+    n_iter_ : ndarray of int, shape (n_problems,)
+        MM passes per binary problem.
+    kkt_ : ndarray, shape (n_problems,)
+        Gradient norm of the objective at the returned fit (how far from optimal).
+    objective_ : ndarray, shape (n_problems,)
+        The objective, in R's scaling (see Notes).
+    n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    Notes
+    -----
+    **Weights.**  ``sample_weight`` has scikit-learn's meaning: an integer
+    weight equals repeating the row.  The R package minimises
+    ``(1/n) sum_i wt_i V_q + lambda ||f||^2`` with ``n`` the number of rows;
+    the estimator passes ``wt = s * n / sum(s)`` (after dropping rows of zero
+    weight), which turns it into the objective above, in which repeating a
+    row and doubling its weight are the same problem.  Without
+    ``sample_weight`` and ``class_weight`` the unweighted R problem is
+    solved (``wt = None``).
+
+    **Binary = R.**  With two classes this is exactly R's ``kerndwd`` at
+    ``lambda = lambd``: ``DWDClassifier(lambd=l, stop="step", tol=1e-5)``
+    gives the decision values of ``kerndwd.predict(kerndwd.fit(X, y, [l],
+    kern), X, type="link")`` (the same solver, iteration and ridge).  The
+    path is the single lambda (the zero start of R's first lambda): a warm
+    start from larger lambdas does not reduce the total number of passes.
+
+    **Multiclass: one-vs-rest.**  ``n_classes`` binary DWD problems, class
+    ``k`` against the rest.  The MM majoriser depends on ``X``, the weights
+    and ``q`` but not on the labels, so all problems share one majoriser:
+    one eigendecomposition of ``Z'Z`` or of the kernel matrix (one Cholesky
+    factor when weighted) serves every class, and each class costs only its
+    MM passes.  One-vs-one would need ``n_classes (n_classes - 1) / 2``
+    factorisations of different row subsets.  ``decision_function`` returns
+    the ``n_classes`` one-vs-rest decision values; ``predict`` their argmax.
+
+    **Sparse X** (CSR/CSC) is supported with the linear kernel without ever
+    densifying ``X`` or forming ``X'X``: the majoriser system is solved by
+    conjugate gradients (:class:`kerndwd._iterative.LinearCG`).  Non-linear
+    kernels with sparse X raise a ``TypeError`` (their kernel matrix is dense
+    ``n x n`` anyway; pass ``X.toarray()``).
+
+    **Persistence.**  Fitted estimators pickle and unpickle to identical
+    predictions.  Unpickling can execute arbitrary code: only load pickles
+    from trusted sources.
+    """
+
+    def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
+                 class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None):
+        self.lambd = lambd
+        self.q = q
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.order = order
+        self.class_weight = class_weight
+        self.tol = tol
+        self.stop = stop
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = _kernel_is_linear(self.kernel)
+        return tags
+
+    def _check_params(self):
+        lam = _check_real(self.lambd, "lambd")
+        q = _check_real(self.q, "q")
+        tol = _check_real(self.tol, "tol")
+        if self.stop not in STOP_RULES:
+            raise ValueError(f"stop must be one of {list(STOP_RULES)}, got {self.stop!r}")
+        max_iter = _check_int(self.max_iter, "max_iter")
+        return lam, q, tol, max_iter
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the DWD classifier.
+
+        Parameters
+        ----------
+        X : array_like, DataFrame or sparse matrix, shape (n_samples, n_features)
+            Sparse (CSR/CSC) only with the linear kernel.
+        y : array_like, shape (n_samples,)
+            Class labels (any number of classes >= 2; strings allowed).
+        sample_weight : array_like, shape (n_samples,), optional
+            Non-negative weights; an integer weight equals repeating the row.
+
+        Returns
+        -------
+        self
+        """
+        lam, q, tol, max_iter = self._check_params()
+        X, _, y_idx, classes, sw = _validate_fit_input(self, X, y, sample_weight)
+        raw_sw = None
+        if sample_weight is not None:
+            raw_sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        X, y_idx, w, keep = _drop_zero_weights(self, X, y_idx, classes, sw)
+        if raw_sw is not None and keep is not None:
+            raw_sw = raw_sw[keep]
+        kern = _resolve_kernel(self, X, raw_sw)
+        self.classes_ = classes
+        self.kernel_ = kern
+        if sparse.issparse(X):
+            maj = LinearCG(X, w, q)
+        else:
+            maj = build_majorizer(X, kern, q, w, _mm.GAM_FIT)
+        self.solver_ = maj.solver
+        lambdas = np.array([lam])
+        cols, npass, kkt, obj = [], [], [], []
+        for y_pm in _binary_targets(y_idx, classes.size):
+            last = [None]
+
+            def keep_last(l, lam_, coef, f, last=last):
+                last[0] = coef  # the engine may update this array in place or replace it
+
+            res = _mm.mm_path(maj, y_pm, w, q, lambdas, tol, max_iter, rule=self.stop,
+                              accelerate=self.stop == "kkt", callback=keep_last)
+            if res.jerr:
+                # the budget ran out: keep the last iterate, as scikit-learn's solvers do
+                alpha = maj.to_alpha(last[0])
+                warnings.warn(
+                    f"DWD did not reach tol={tol:g} (stop={self.stop!r}) within max_iter={max_iter} "
+                    f"MM passes at lambd={lam:g}; the last iterate is kept. Increase max_iter or tol.",
+                    DWDConvergenceWarning, stacklevel=2,
+                )
+                kkt.append(float(np.linalg.norm(_mm.gradient(maj.design, alpha, y_pm, w, q, lam))))
+                obj.append(_mm.objective(maj.design, alpha, y_pm, w, q, lam))
+            else:
+                alpha = res.alpha[:, 0]
+                kkt.append(float(res.kkt[0]))
+                obj.append(float(res.objective[0]))
+            cols.append(alpha)
+            npass.append(int(res.npass[0]))
+        A = np.vstack(cols)  # one row per binary problem, intercept first
+        self.intercept_ = A[:, 0].copy()
+        self._primal = maj.design.kind == "linear"
+        if self._primal:
+            self.coef_ = A[:, 1:].copy()
+        else:
+            self.dual_coef_ = A[:, 1:].copy()
+            # a copy: the model must not change when the caller's array does
+            # (and K(X, X_fit_) then never hits numpy's X @ X.T shortcut)
+            self.X_fit_ = X.copy()
+            if kern.is_linear:
+                self.coef_ = self.dual_coef_ @ self.X_fit_
+        self.n_iter_ = np.array(npass)
+        self.kkt_ = np.array(kkt)
+        self.objective_ = np.array(obj)
+        return self
+
+    def decision_function(self, X):
+        """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
+        (n, n_classes) one-vs-rest values otherwise."""
+        check_is_fitted(self)
+        linear = self.kernel_.is_linear
+        X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc") if linear else False,
+                          dtype=np.float64)
+        if self._primal or (linear and sparse.issparse(X)):
+            D = np.asarray(X @ self.coef_.T) + self.intercept_
+        else:
+            D = np.empty((X.shape[0], self.intercept_.size))
+            for start in range(0, X.shape[0], _DECISION_BLOCK):
+                block = X[start:start + _DECISION_BLOCK]
+                D[start:start + _DECISION_BLOCK] = self.intercept_ + self.kernel_(block, self.X_fit_) @ self.dual_coef_.T
+        return D[:, 0] if self.classes_.size == 2 else D
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the decision value is > 0 (two
+        classes, R's rule), else the argmax of the one-vs-rest values."""
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            return self.classes_[(D > 0).astype(int)]
+        return self.classes_[np.argmax(D, axis=1)]
+
+
+# --------------------------------------------------------------------------
+# DWDClassifierCV
+# --------------------------------------------------------------------------
+#: Default lambda grid of DWDClassifierCV: 20 values from 10 to 1e-4 (R's
+#: default 100 values from 1e3 to 1e-3 is available as lambdas="R").
+DEFAULT_CV_LAMBDAS = 10.0 ** np.linspace(1, -4, 20)
+
+
+def _foldid(cv, X, y, random_state):
+    """1-based fold labels from a scikit-learn ``cv`` argument.
+
+    An integer draws R's assignment (a random permutation of
+    ``1..cv, 1..cv, ...``), as :func:`kerndwd.cv` does; a splitter or an
+    iterable of ``(train, test)`` pairs must have test sets that partition
+    the rows (each row held out exactly once), as path CV needs.
+    """
+    if cv is None:
+        cv = 5
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if cv < 3:
+            raise ValueError(f"cv must be at least 3 folds (R's cv.kerndwd rule), got {cv}")
+        if cv > X.shape[0]:
+            raise ValueError(f"cv={cv} folds exceed the number of samples ({X.shape[0]})")
+        rng = np.random.default_rng(_seed(random_state))
+        return rng.permutation(np.resize(np.arange(1, cv + 1), X.shape[0]))
+    splits = list(check_cv(cv, y, classifier=True).split(X, y))
+    foldid = np.zeros(X.shape[0], dtype=int)
+    for k, (_, test) in enumerate(splits, start=1):
+        if (foldid[test] != 0).any():
+            raise ValueError("cv: the test sets overlap; path cross-validation needs each row held out exactly once")
+        foldid[test] = k
+    if (foldid == 0).any():
+        raise ValueError("cv: some rows are in no test set; path cross-validation needs each row held out exactly once")
+    return foldid
+
+
+class DWDClassifierCV(ClassifierMixin, BaseEstimator):
+    """DWD with lambda (and optionally q) chosen by path cross-validation.
+
+    For each ``q`` in ``qvals``, :func:`kerndwd.cv` fits one warm-started
+    path over ``lambdas`` per fold (R's ``cv.kerndwd``) and records the
+    held-out misclassification rate ``cvm`` and its standard error ``cvsd``
+    per lambda; ``lambda_`` is R's ``lambda.min`` or ``lambda.1se`` of that
+    curve.  With several ``q`` the one with the smallest ``cvm`` at its own
+    chosen lambda wins (ties: the last in ``qvals`` order, as R's
+    ``tunedwd``; with ``choose="lambda_1se"`` this is ``tunedwd``'s rule,
+    except that the folds are fitted as :func:`kerndwd.cv` fits them, with
+    ``kerndwd``'s ridge 1e-7 and solver rule rather than ``tunedwd``'s 1e-6
+    and strict ``n > p``).
+    Then a :class:`DWDClassifier` is refitted on all data at ``(lambda_,
+    q_)`` and serves predictions.
+
+    With more than two classes each one-vs-rest problem is cross-validated
+    on the same folds and ``cvm``/``cvsd`` are the means over the classes
+    (the average one-vs-rest error), so a single lambda is chosen.
+
+    Parameters
+    ----------
+    lambdas : array_like, "R" or None
+        Candidate lambdas.  None: :data:`DEFAULT_CV_LAMBDAS` (20 values, 10
+        to 1e-4); ``"R"``: R's default grid.
+    qvals : sequence of float, default (1,)
+    kernel, gamma, degree, coef0, order, class_weight, tol, stop, max_iter, random_state
+        As in :class:`DWDClassifier`, for the refit.  ``class_weight`` and
+        ``sample_weight`` also weight the fold fits (the held-out error
+        counts each observation once, as in R).
+    cv : int, splitter or iterable, default 5
+        Folds: an integer draws R's random assignment from ``random_state``;
+        a scikit-learn splitter or list of ``(train, test)`` must hold out
+        each row exactly once.
+    choose : {"lambda_min", "lambda_1se"}, default "lambda_min"
+    cv_tol, cv_stop : default 1e-5, "step"
+        Stopping rule of the fold paths (R's default: the CV error only needs
+        the sign of held-out decision values).
+    n_jobs : int, optional
+        Folds in parallel (joblib); results do not depend on it.
+
+    Attributes
+    ----------
+    lambda_ : float
+    q_ : float
+    cv_results_ : dict of ndarrays
+        ``"lambdas"`` (L,), ``"qvals"`` (Q,), ``"cvm"`` and ``"cvsd"`` (Q, L),
+        ``"lambda_min"``, ``"lambda_1se"`` (Q,), ``"foldid"`` (n,).
+    best_estimator_ : DWDClassifier
+        The refit; ``classes_``, ``coef_``/``dual_coef_``, ``intercept_`` are
+        read from it.
+    classes_, n_features_in_, feature_names_in_
+    """
+
+    def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
+                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None):
+        self.lambdas = lambdas
+        self.qvals = qvals
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.order = order
+        self.cv = cv
+        self.choose = choose
+        self.class_weight = class_weight
+        self.tol = tol
+        self.stop = stop
+        self.max_iter = max_iter
+        self.cv_tol = cv_tol
+        self.cv_stop = cv_stop
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # kerndwd.cv works on dense arrays
+        return tags
+
+    def _estimator(self, lam, q):
+        return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
+                             stop=self.stop, max_iter=self.max_iter, random_state=self.random_state)
+
+    def fit(self, X, y, sample_weight=None):
+        """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self."""
+        if self.choose not in ("lambda_min", "lambda_1se"):
+            raise ValueError(f"choose must be 'lambda_min' or 'lambda_1se', got {self.choose!r}")
+        qs = _check_qvals(self.qvals)
+        if self.lambdas is None:
+            lambdas = DEFAULT_CV_LAMBDAS
+        elif isinstance(self.lambdas, str) and self.lambdas == "R":
+            lambdas = None
+        else:
+            lambdas = self.lambdas
+        probe = self._estimator(1.0, float(qs[0]))
+        probe._check_params()
+        X_in, y_in = X, y
+        X, y, y_idx, classes, sw = _validate_fit_input(self, X, y, sample_weight)
+        foldid = _foldid(self.cv, X, y, self.random_state)
+        raw_sw = None
+        if sample_weight is not None:
+            raw_sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        X, y_idx, w, keep = _drop_zero_weights(self, X, y_idx, classes, sw)
+        if keep is not None:
+            foldid = foldid[keep]
+            raw_sw = None if raw_sw is None else raw_sw[keep]
+            # fold labels must stay 1..K without gaps
+            foldid = np.unique(foldid, return_inverse=True)[1] + 1
+        kern = _resolve_kernel(probe, X, raw_sw)
+        targets = _binary_targets(y_idx, classes.size)
+        cvm, cvsd, lam_grid = [], [], None
+        for q in qs:
+            res = [_cv(X, t, lambdas, kern, foldid=foldid, wt=w, qval=float(q), eps=self.cv_tol,
+                       stop=self.cv_stop, n_jobs=self.n_jobs) for t in targets]
+            lam_grid = res[0].lambda_
+            cvm.append(np.mean([r.cvm for r in res], axis=0))
+            cvsd.append(np.mean([r.cvsd for r in res], axis=0))
+        cvm, cvsd = np.array(cvm), np.array(cvsd)
+        picks = np.array([_select(m, s) for m, s in zip(cvm, cvsd)])  # (Q, 2): index_min, index_1se
+        which = 0 if self.choose == "lambda_min" else 1
+        score = cvm[np.arange(qs.size), picks[:, which]]
+        iq = int(np.flatnonzero(score == score.min())[-1])
+        self.q_ = float(qs[iq])
+        self.lambda_ = float(lam_grid[picks[iq, which]])
+        self.cv_results_ = {
+            "lambdas": lam_grid, "qvals": qs, "cvm": cvm, "cvsd": cvsd,
+            "lambda_min": lam_grid[picks[:, 0]], "lambda_1se": lam_grid[picks[:, 1]], "foldid": foldid,
+        }
+        self.best_estimator_ = self._estimator(self.lambda_, self.q_).fit(X_in, y_in, sample_weight=sample_weight)
+        self.classes_ = self.best_estimator_.classes_
+        self.n_iter_ = self.best_estimator_.n_iter_
+        return self
+
+    @property
+    def coef_(self):
+        return self.best_estimator_.coef_
+
+    @property
+    def intercept_(self):
+        return self.best_estimator_.intercept_
+
+    def decision_function(self, X):
+        """Decision values of :attr:`best_estimator_`."""
+        check_is_fitted(self)
+        validate_data(self, X, reset=False, dtype=np.float64)
+        return self.best_estimator_.decision_function(X)
+
+    def predict(self, X):
+        """Class labels from :attr:`best_estimator_`."""
+        check_is_fitted(self)
+        validate_data(self, X, reset=False, dtype=np.float64)
+        return self.best_estimator_.predict(X)
