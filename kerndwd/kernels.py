@@ -186,7 +186,10 @@ class _Bessel(Kernel):
         lim = 1.0 / (special.gamma(self.order + 1.0) * 2.0**self.order)
         small = t < 1e-4
         safe_t = np.where(small, 1.0, t)
-        b = np.where(small, lim, special.jv(self.order, safe_t) * safe_t ** (-self.order))
+        # below 1e-4 the series 1 - t^2 / (4 (order + 1)) is exact to rounding; the constant
+        # alone (kernlab's choice) errs by up to 2.5e-9 and can make K indefinite
+        series = lim * (1.0 - t * t / (4.0 * (self.order + 1.0)))
+        b = np.where(small, series, special.jv(self.order, safe_t) * safe_t ** (-self.order))
         return (b / lim) ** self.degree
 
 

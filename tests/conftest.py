@@ -1,0 +1,42 @@
+"""Shared test configuration: the hypothesis profiles.
+
+Two profiles are registered and one is chosen with the environment variable
+``HYPOTHESIS_PROFILE`` (default ``ci``):
+
+* ``ci``  -- derandomized (the same examples on every run and machine), no
+  example database, no per-example deadline, a modest number of examples;
+  this is what the default ``python3 -m pytest`` run uses.
+* ``dev`` -- random examples, many more of them, and hypothesis' local
+  example database so that a counterexample found once is replayed first on
+  the next run: ``HYPOTHESIS_PROFILE=dev python3 -m pytest tests/test_properties_*.py``.
+
+Tests that fit models read ``settings().max_examples`` to scale their own
+budget, so they too run longer under ``dev``.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=60,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev",
+    derandomize=False,
+    deadline=None,
+    max_examples=2000,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+_profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+if _profile not in ("ci", "dev"):
+    raise ValueError(f"HYPOTHESIS_PROFILE must be 'ci' or 'dev', got {_profile!r}")
+settings.load_profile(_profile)

@@ -1,0 +1,351 @@
+"""Property tests of the MM algorithm and of invariances of the fitted model.
+
+The problem solved for each lambda is
+
+    F(b0, theta) = (1/n) sum_i w_i V_q(y_i f_i) + lambda ||f||^2          (3.1), (4.2)
+
+with ``f = b0 + X beta`` (``||f||^2 = beta' beta``) or ``f = b0 + K alpha``
+(``||f||^2 = alpha' K alpha``).  Data are small random designs drawn by
+hypothesis (``n <= 16``, ``p <= 5``) so that each example fits in
+milliseconds.
+
+Uniqueness.  ``F`` is strictly convex in the penalised part of ``f`` but
+only convex in the intercept: when every margin sits on the linear piece of
+``V_q`` and ``sum_i w_i y_i = 0``, a whole interval of intercepts is optimal.
+When ``sum_i w_i y_i != 0`` that cannot happen (moving the intercept would
+change ``F`` linearly), so the optimum, and hence every decision value, is
+unique.  The tests that compare *optimal* fits from different solvers or
+different but equivalent problems therefore draw unbalanced classes
+(``|sum_i w_i y_i| >= 1``); the tests of exact equivariance of the iteration
+(row permutation, label flip) do not need this and allow balanced classes.
+
+Converged fits use the gradient stopping rule (``stop="kkt"``) with
+``eps = 1e-10`` and ``lambda`` in ``[0.05, 1]``; the decision values of two
+such fits of the same problem then agree to about ``1e-6`` (the gradient
+bound divided by the smallest curvature of ``F``), which is the tolerance
+used below.
+
+Budget.  MM converges linearly, at a rate set by the smallest curvature of
+``F`` at the optimum over the bound ``M`` of Lemma 2.  When the total
+weights of the two classes are very unequal, the optimum pushes the
+majority class deep into the flat tail of ``V_q`` (margins ~30): one such
+input (15 rows, one positive of weight 0.05 against weights ~4.6, ``q =
+0.59``) needs 1.65 million passes, about a minute, to reach ``eps =
+1e-10``.  That is slowness of the algorithm, not an error, so the
+converged-fit tests draw weights in ``[0.5, 2]`` to stay within
+``MAXIT`` passes; the MM monotonicity test takes weights in ``[0.01, 100]``.
+Under the long ``dev`` profile some inputs still need more than ``MAXIT``
+passes (e.g. 8 rows in one dimension, one positive, ``q = 31.4``, weighted
+linear solver) and then fail on ``jerr``: that reports slowness, not a
+wrong optimum.
+"""
+
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kerndwd
+from kerndwd import _mm
+from kerndwd.loss import _loss
+from kerndwd.path import build_majorizer
+
+#: examples per model test: a fraction of the profile's budget (fits are slower)
+FIT_EXAMPLES = max(10, settings().max_examples // 3)
+EPS_KKT = 1e-10
+MAXIT = 300_000
+#: decision values of two converged fits of one problem agree to this (relative to max |f|, floor 1)
+F_TOL = 2e-6
+
+qs = st.floats(min_value=-2.0, max_value=2.0).map(lambda e: float(10.0**e))
+lams = st.floats(min_value=np.log10(0.05), max_value=0.0).map(lambda e: float(10.0**e))
+#: the MM test needs no convergence, so it takes lambdas over seven decades
+lams_wide = st.floats(min_value=-5.0, max_value=2.0).map(lambda e: float(10.0**e))
+coords = st.floats(min_value=-2.0, max_value=2.0, allow_nan=False, allow_infinity=False, width=32)
+
+
+@st.composite
+def datasets(draw, n_min=4, n_max=16, p_max=5, unbalanced=False):
+    """``(X, y)`` with ``y`` in {-1, +1}, both classes present; with
+    ``unbalanced=True`` the class counts differ (so ``sum y != 0``)."""
+    n = draw(st.integers(n_min, n_max))
+    p = draw(st.integers(1, p_max))
+    X = draw(hnp.arrays(np.float64, (n, p), elements=coords))
+    n_pos = draw(st.integers(1, n - 1).filter(lambda k: not unbalanced or 2 * k != n))
+    y = np.full(n, -1.0)
+    y[draw(st.permutations(range(n)))[:n_pos]] = 1.0
+    return X, y
+
+
+#: optional weights for up to 16 rows (a test uses the first n); None = unweighted.
+#: Converged fits take weights in [0.5, 2] (see the module docstring); the MM
+#: monotonicity test, which needs no convergence, takes them in [0.01, 100].
+maybe_weights = st.none() | hnp.arrays(np.float64, 16, elements=st.floats(0.5, 2.0))
+wide_weights = st.none() | hnp.arrays(np.float64, 16, elements=st.floats(0.01, 100.0))
+
+
+def kernels():
+    return st.sampled_from([kerndwd.vanilladot(), kerndwd.rbfdot(0.5), kerndwd.polydot(2, 0.5, 1.0),
+                            kerndwd.laplacedot(1.0)])
+
+
+def link(path, X):
+    """Decision values of a one-column path at ``X``."""
+    return kerndwd.predict(path, X, type="link")[:, 0]
+
+
+def fit_converged(X, y, lam, kern, q, wt=None):
+    path = kerndwd.fit(X, y, [lam], kern=kern, qval=q, wt=wt, eps=EPS_KKT, maxit=MAXIT, stop="kkt")
+    assert path.jerr == 0, f"not converged in {MAXIT} passes"
+    assert path.kkt[0] <= EPS_KKT + rounding_floor(path, np.asarray(X, dtype=float))
+    return path
+
+
+def rounding_floor(path, X):
+    """How far rounding alone moves the computed gradient norm: an ulp-level
+    change of ``f`` is amplified by ``V_q'' <= M`` (Lemma 2) and by the design's
+    largest singular value squared ``s``; ``16 eps M s (1 + max|f|)``."""
+    Z = np.hstack([np.ones((X.shape[0], 1)), X]) if path.is_linear else None
+    s = np.linalg.norm(Z, 2) ** 2 if Z is not None else np.linalg.norm(path.kern(X), 2)
+    f = link(path, X)
+    return 16 * np.finfo(float).eps * kerndwd.lipschitz(path.qval) * s * (1 + np.abs(f).max())
+
+
+def assert_same_f(f1, f2, tol=F_TOL):
+    scale = max(1.0, float(np.abs(f2).max()))
+    assert np.abs(f1 - f2).max() <= tol * scale, np.abs(f1 - f2).max()
+
+
+# ---------------------------------------------------------------------------
+# the MM iteration
+# ---------------------------------------------------------------------------
+def true_objective(maj, coef, y, w, q, lam):
+    """``F`` of (3.1)/(4.2) from the intercept-first coefficients (recomputing ``f``)."""
+    alpha = maj.to_alpha(coef)
+    f = alpha[0] + maj.design.apply(alpha[1:])
+    loss = _loss(y * f, q)
+    data = np.mean(loss if w is None else w * loss)
+    return data + lam * maj.design.penalty(alpha[1:]), f
+
+
+@given(datasets(n_max=14), qs, st.lists(lams_wide, min_size=1, max_size=3, unique=True),
+       st.sampled_from(["linear", "kernel", "linear-kernel"]), wide_weights)
+@settings(max_examples=FIT_EXAMPLES)
+def test_mm_objective_never_increases(data_xy, q, lambdas, design, wts):
+    """Algorithms 1 and 2 with the Lemma-2 majoriser (3.6)-(3.7): each MM pass
+    minimises a quadratic that lies above ``F`` and touches it at the current
+    point, so ``F`` never increases along the passes of one lambda (slack
+    1e-12 relative); nor does it at the first pass of the next lambda,
+    measured from the warm start.  The solvers add a ridge ``gam = 1e-7`` to
+    the majoriser's Hessian, which keeps it above ``F`` and does not move the
+    minimiser.  Checked for all four solvers (linear/kernel x
+    unweighted/weighted, including the kernel solver on the rank-deficient
+    linear kernel matrix), through the engine's test hook ``callback``; the
+    engine's incrementally updated ``f`` also stays equal to ``b0 + Z theta``."""
+    X, y = data_xy
+    n, p = X.shape
+    w = None if wts is None else wts[:n]
+    if design == "linear":
+        kern = kerndwd.vanilladot()
+        Xd = X[:, :min(p, n - 1)]  # keep n > p: the linear solver, weighted or not
+    elif design == "linear-kernel":
+        kern = kerndwd.vanilladot()
+        Xd = np.hstack([X] * 4)  # p > n: the kernel solver on a singular X X'
+    else:
+        kern = kerndwd.rbfdot(0.5)
+        Xd = X
+    maj = build_majorizer(Xd, kern, q, w)
+    lam_sorted = np.sort(np.asarray(lambdas))[::-1]
+    states = []
+
+    def record(l, lam, coef, f):
+        states.append((l, coef.copy(), f.copy()))
+
+    _mm.mm_path(maj, y, w, q, lam_sorted, 1e-12, 400, callback=record, rule="step")
+    assert states, "the callback was never called"
+    prev_coef = maj.zero()
+    for l, coef, f in states:
+        lam = lam_sorted[l]
+        before, _ = true_objective(maj, prev_coef, y, w, q, lam)
+        after, f_true = true_objective(maj, coef, y, w, q, lam)
+        assert after <= before + 1e-12 * abs(before) + 1e-300, (l, before, after)
+        assert np.abs(f - f_true).max() <= 1e-9 * max(1.0, np.abs(f_true).max())
+        prev_coef = coef
+
+
+@given(datasets(unbalanced=True), qs, lams, kernels(), maybe_weights)
+@example(data_xy=(np.full((13, 5), 2.0), np.array([1.0] + [-1.0] * 12)), q=56.23413251903491, lam=1.0,
+         kern=kerndwd.polydot(2, 0.5, 1.0), wts=None)
+@settings(max_examples=FIT_EXAMPLES)
+def test_converged_fit_satisfies_first_order_conditions(data_xy, q, lam, kern, wts):
+    """Stationarity of (3.1)/(4.2) (for kernels the KKT condition (6.13)): at a
+    fit stopped by ``stop="kkt"`` the gradient, recomputed here from scratch,
+    is below ``eps`` (plus the rounding floor of :func:`rounding_floor`: the
+    explicit example, 13 identical rows under a degree-2 polynomial kernel
+    with ``||K|| = 1573`` and ``q = 56``, sits at ``1.08e-10`` against
+    ``eps = 1e-10`` because ulp-level changes of ``f`` move the gradient by
+    ~1e-11 there); the intercept's equation ``sum_i w_i y_i V_q'(y_i f_i) = 0``
+    holds to the same tolerance; and the linear solver's ``beta`` equals
+    ``-(1/(2 n lambda)) sum_i w_i y_i V_q'(y_i f_i) x_i`` (the representer form)
+    to that tolerance over ``2 lambda``."""
+    X, y = data_xy
+    n = X.shape[0]
+    w = None if wts is None else wts[:n]
+    path = fit_converged(X, y, lam, kern, q, w)
+    tol = EPS_KKT + rounding_floor(path, X)
+    a = path.alpha[:, 0]
+    ww = np.ones(n) if w is None else w
+    f = link(path, X)
+    z = ww * y * kerndwd.dwd_loss_deriv(y * f, q) / n  # d(data term)/d f_i
+    if path.is_linear:
+        grad = np.concatenate(([z.sum()], X.T @ z + 2 * lam * a[1:]))
+        beta_rep = -(X.T @ z) / (2 * lam)
+        assert np.abs(a[1:] - beta_rep).max() <= tol / (2 * lam)
+    else:
+        K = kern(X)
+        grad = np.concatenate(([z.sum()], K @ z + 2 * lam * (K @ a[1:])))
+    assert np.linalg.norm(grad) <= tol
+    assert abs(z.sum()) <= tol
+
+
+# ---------------------------------------------------------------------------
+# invariances of the model
+# ---------------------------------------------------------------------------
+@given(datasets(), qs, lams, kernels(), maybe_weights, st.permutations(range(16)))
+@example(data_xy=(np.array([[1e-5, 0.0], [1.12534094, 0.0]] + [[0.0, 0.0]] * 5), np.array([-1.0] * 6 + [1.0])),
+         q=1.0, lam=0.11142769954041444, kern=kerndwd.laplacedot(1.0),
+         wts=np.array([1.76514745, 0.99999, 1.76514745, 1.76514745, 0.64933479, 2.0, 1.56804839] + [1.0] * 9),
+         perm16=[1, 0, 6, 4, 3, 5, 2] + list(range(7, 16)))
+@settings(max_examples=FIT_EXAMPLES)
+def test_row_permutation_invariance(data_xy, q, lam, kern, wts, perm16):
+    """(3.1)/(4.2) are sums over observations, and the MM update is
+    equivariant under a reordering of the rows: permuting the rows (with
+    their labels and weights) leaves the decision function unchanged, pass
+    for pass up to the order of floating-point sums (converged fits,
+    decision values at 1e-6 relative).  Since the iterates themselves
+    correspond, balanced classes are allowed.  (The explicit example, seven
+    rows five of them equal under a weighted Laplace kernel, never met R's
+    step rule ``||step||^2 < 1e-16``: in the near-null space of ``K W K`` the
+    coefficients move by rounding noise; the gradient rule converges.)"""
+    X, y = data_xy
+    n = X.shape[0]
+    w = None if wts is None else wts[:n]
+    perm = np.asarray([i for i in perm16 if i < n])
+    kw = dict(kern=kern, qval=q, eps=EPS_KKT, maxit=MAXIT, stop="kkt")
+    p1 = kerndwd.fit(X, y, [lam], wt=w, **kw)
+    p2 = kerndwd.fit(X[perm], y[perm], [lam], wt=None if w is None else w[perm], **kw)
+    assert p1.jerr == 0 and p2.jerr == 0
+    newx = np.vstack([X, X[:3] * 0.5 + 0.1])
+    assert_same_f(link(p1, newx), link(p2, newx), tol=1e-6)
+
+
+@given(datasets(), qs, lams, kernels(), maybe_weights)
+@settings(max_examples=FIT_EXAMPLES)
+def test_label_flip_negates_decision_values(data_xy, q, lam, kern, wts):
+    """``V_q(y f)`` depends on ``(y, f)`` only through ``y f``, and the penalty is
+    even in ``f``: swapping the two labels maps the solution ``f`` to ``-f``.
+    The MM iteration is exactly odd under the flip (negation is exact in
+    floating point), so the whole path negates to 1e-12."""
+    X, y = data_xy
+    n = X.shape[0]
+    w = None if wts is None else wts[:n]
+    labels = np.where(y > 0, "pos", "neg")
+    flipped = np.where(y > 0, "neg", "pos")
+    kw = dict(kern=kern, qval=q, wt=w, eps=1e-8, maxit=20000)
+    p1 = kerndwd.fit(X, labels, [lam, lam / 2], **kw)
+    p2 = kerndwd.fit(X, flipped, [lam, lam / 2], **kw)
+    assert p1.jerr == 0 and p2.jerr == 0
+    np.testing.assert_array_equal(p1.npass, p2.npass)
+    f1 = kerndwd.predict(p1, X, type="link")
+    f2 = kerndwd.predict(p2, X, type="link")
+    assert np.abs(f1 + f2).max() <= 1e-12 * max(1.0, np.abs(f1).max())
+    c1, c2 = p1.predict(X), p2.predict(X)
+    flip = {"pos": "neg", "neg": "pos"}
+    strict = np.abs(f1) > 1e-12 * max(1.0, np.abs(f1).max())  # ties at f = 0 go to the first label
+    assert all(flip[a] == b for a, b in zip(c1[strict], c2[strict]))
+
+
+@given(datasets(unbalanced=True), qs, lams, kernels())
+@example(data_xy=(np.vstack([[0.0] + [1.9609375] * 4, [1.9609375] * 5, [1.9609375, 1.21875, 1.9609375, 1.9609375, 1.9609375]]
+                            + [[1.9609375] * 5] * 13),
+                  np.array([-1.0, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 1, -1, -1])),
+         q=1.0, lam=0.1, kern=kerndwd.polydot(2, 0.5, 1.0))
+@settings(max_examples=FIT_EXAMPLES)
+def test_unit_weights_reproduce_unweighted_fit(data_xy, q, lam, kern):
+    """Weighted DWD (Qiao et al. 2010, the ``wt`` of (3.1)) with every weight 1
+    is the unweighted problem: the weighted solvers (Cholesky) and the
+    unweighted ones (eigen) reach the same optimum (converged fits,
+    decision values to 2e-6 relative)."""
+    X, y = data_xy
+    p1 = fit_converged(X, y, lam, kern, q)
+    p2 = fit_converged(X, y, lam, kern, q, wt=np.ones(X.shape[0]))
+    assert p1.solver[0] != "w" and p2.solver[0] == "w"
+    newx = np.vstack([X, X[:3] * 0.5 + 0.1])
+    assert_same_f(link(p2, newx), link(p1, newx))
+    assert abs(p1.objective[0] - p2.objective[0]) <= 1e-9 * p1.objective[0]
+
+
+@given(datasets(n_max=12, unbalanced=True), qs, lams, kernels(), st.data())
+@settings(max_examples=FIT_EXAMPLES)
+def test_duplicated_row_equals_weight_two(data_xy, q, lam, kern, data):
+    """The data term of (3.1) is ``(1/n) sum_i w_i V_q(y_i f_i)``, divided by the
+    number of rows ``n`` (as in R).  Giving row ``k`` weight 2 (``n`` rows,
+    penalty ``lambda``) is therefore the same problem as repeating row ``k``
+    (``n + 1`` unit-weight rows) with penalty ``lambda n / (n + 1)``:
+    multiplying the latter objective by ``(n + 1)/n`` gives the former.
+    Converged fits agree in decision values to 2e-6 relative."""
+    X, y = data_xy
+    n = X.shape[0]
+    # a row of the majority class, so that |sum w y| = |sum y| + 1 >= 2 (unique optimum)
+    k = data.draw(st.sampled_from(np.flatnonzero(y == np.sign(y.sum())).tolist()))
+    w = np.ones(n)
+    w[k] = 2.0
+    Xd = np.vstack([X, X[k:k + 1]])
+    yd = np.append(y, y[k])
+    p_w = fit_converged(X, y, lam, kern, q, wt=w)
+    p_d = fit_converged(Xd, yd, lam * n / (n + 1), kern, q)
+    newx = np.vstack([X, X[:3] * 0.5 + 0.1])
+    assert_same_f(link(p_d, newx), link(p_w, newx))
+    assert abs(p_d.objective[0] * (n + 1) / n - p_w.objective[0]) <= 1e-9 * p_w.objective[0]
+
+
+@given(datasets(unbalanced=True), qs, lams, kernels(), st.floats(0.1, 10.0), st.data())
+@settings(max_examples=FIT_EXAMPLES)
+def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
+    """``(1/n) sum c w_i V_q + lambda ||f||^2 = c [(1/n) sum w_i V_q + (lambda/c) ||f||^2]``:
+    weights ``c w`` at penalty ``lambda`` give the same fit as weights ``w`` at
+    ``lambda / c`` (converged fits, decision values to 2e-6 relative; the
+    objectives differ by the factor ``c``)."""
+    X, y = data_xy
+    n = X.shape[0]
+    w = data.draw(hnp.arrays(np.float64, n, elements=st.floats(0.5, 2.0)))
+    if abs(np.sum(w * y)) < 0.5:
+        w = w.copy()
+        w[y > 0] *= 2.0  # make the classes' total weights differ (unique optimum)
+    p1 = fit_converged(X, y, lam, kern, q, wt=c * w)
+    p2 = fit_converged(X, y, lam / c, kern, q, wt=w)
+    newx = np.vstack([X, X[:3] * 0.5 + 0.1])
+    assert_same_f(link(p1, newx), link(p2, newx))
+    assert abs(p1.objective[0] - c * p2.objective[0]) <= 1e-9 * p1.objective[0]
+
+
+@given(datasets(unbalanced=True), qs, lams)
+@settings(max_examples=FIT_EXAMPLES)
+def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
+    """(4.2) with ``K = X X'`` is (3.1): by the representer theorem
+    ``beta = X' alpha``.  The kernel solver (Algorithm 2, ``KernelEigen`` on
+    ``X X'``) and the linear solver (Algorithm 1, ``LinearEigen`` on ``X``)
+    reach the same decision values (converged, 2e-6 relative), and
+    ``X' alpha`` equals ``beta``."""
+    X, y = data_xy
+    lin = _mm.LinearEigen(X, q)
+    ker = _mm.KernelEigen(X @ X.T, q)
+    r_lin = _mm.mm_path(lin, y, None, q, np.array([lam]), EPS_KKT, MAXIT, rule="kkt")
+    r_ker = _mm.mm_path(ker, y, None, q, np.array([lam]), EPS_KKT, MAXIT, rule="kkt")
+    assert r_lin.jerr == 0 and r_ker.jerr == 0
+    a_lin, a_ker = r_lin.alpha[:, 0], r_ker.alpha[:, 0]
+    f_lin = a_lin[0] + X @ a_lin[1:]
+    f_ker = a_ker[0] + X @ (X.T @ a_ker[1:])
+    assert_same_f(f_ker, f_lin)
+    beta_ker = X.T @ a_ker[1:]
+    assert np.abs(beta_ker - a_lin[1:]).max() <= F_TOL * max(1.0, np.abs(a_lin[1:]).max())
