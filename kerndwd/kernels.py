@@ -247,7 +247,12 @@ def polydot(degree=1, scale=1.0, offset=1.0) -> Kernel:
 
 def besseldot(sigma=1.0, order=1.0, degree=1) -> Kernel:
     """The Bessel kernel: with ``t = sigma ||x - y||``,
-    ``(J_order(t) t^(-order) / lim)^degree``, ``lim = 1 / (Gamma(order+1) 2^order)``."""
+    ``(J_order(t) t^(-order) / lim)^degree``, ``lim = 1 / (Gamma(order+1) 2^order)``.
+
+    For ``t < 1e-4`` kernlab uses the constant ``lim``; we use the series
+    ``lim (1 - t^2 / (4 (order + 1)))``, exact to rounding there, because the
+    constant errs by up to 2.5e-9 and can make the kernel matrix indefinite.
+    The two agree exactly at ``t = 0`` (duplicated rows)."""
     return _Bessel(
         _positive("sigma", sigma, "besseldot"),
         _nonneg("order", order, "besseldot"),
