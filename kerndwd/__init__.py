@@ -34,6 +34,10 @@ def __getattr__(name):
         from . import estimator
 
         return getattr(estimator, name)
+    if name == "datasets":
+        import importlib
+
+        return importlib.import_module(".datasets", __name__)
     raise AttributeError(f"module 'kerndwd' has no attribute {name!r}")
 
 
