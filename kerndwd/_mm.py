@@ -143,6 +143,10 @@ class LinearEigen(_LinearPenalty):
         G[1:, 1:] = X.T @ X
         self.evals, self.evecs = linalg.eigh(G)
         self.evals = self.evals + gam
+        # Z = [1, X]: one product gives [sum(z); X'z], one gives b0 + X beta
+        self.Z = np.empty((n, p + 1))
+        self.Z[:, 0] = 1.0
+        self.Z[:, 1:] = X
 
     def to_alpha(self, coef):
         return coef.copy()
@@ -151,20 +155,25 @@ class LinearEigen(_LinearPenalty):
         return np.zeros(self.ncoef)
 
     def at_lambda(self, lam):
-        n, M, V, X = self.n, self.M, self.evecs, self.design.X
+        n, M, V, Z = self.n, self.M, self.evecs, self.Z
         c = 2.0 * n * lam / M
         dq = 1.0 / (self.evals + c)
         Qe0 = V @ (dq * V[0])
         sm = c / (1.0 - c * Qe0[0])  # Sherman-Morrison factor for the unpenalised intercept
-        two_n_lam = 2.0 * n * lam
+        # -(1/M) P^-1 as one small matrix: the eigenbasis (no refactorisation
+        # per lambda) plus the rank-one correction for the intercept
+        step_matrix = (V * dq) @ V.T
+        step_matrix += sm * np.outer(Qe0, Qe0)
+        step_matrix *= -1.0 / M
+        penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
+        penalty_scale[0] = 0.0
+        inv_n2 = 1.0 / (n * n)
 
         def step_fn(z, coef):
-            rhs = np.empty(self.ncoef)
-            rhs[0] = z.sum()
-            rhs[1:] = X.T @ z + two_n_lam * coef[1:]
-            Qb = V @ (dq * (V.T @ rhs))
-            step = -(Qb + sm * (Qe0 @ rhs) * Qe0) / M
-            return step, step[0] + X @ step[1:], rhs @ rhs / (n * n)
+            rhs = Z.T @ z
+            rhs += penalty_scale * coef
+            step = step_matrix @ rhs
+            return step, Z @ step, (rhs @ rhs) * inv_n2
 
         return step_fn
 

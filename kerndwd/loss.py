@@ -66,8 +66,12 @@ def _loss(u: np.ndarray, q: float) -> np.ndarray:
 def _deriv(u: np.ndarray, q: float) -> np.ndarray:
     """``V_q'`` on validated float input (no checks; used by the engine)."""
     t = q / (q + 1.0)
-    ratio = t / np.maximum(u, t)
-    return np.where(u <= t, -1.0, -(ratio ** (q + 1.0)))
+    # at or below the knot the ratio is exactly 1.0, and 1.0 ** (q + 1) is
+    # exactly 1.0: no branch is needed (this runs once per MM pass)
+    out = np.maximum(u, t, out=np.empty_like(u, dtype=float))
+    np.divide(t, out, out=out)
+    np.power(out, q + 1.0, out=out)
+    return np.negative(out, out=out)
 
 
 def dwd_loss(u, q=1.0):
