@@ -228,12 +228,14 @@ class KernelEigen:
 
     solver = "kdwd"
 
-    def __init__(self, K, q, gam=GAM_FIT):
+    def __init__(self, K, q, gam=GAM_FIT, eig=None):
         self.design = KernelDesign(K)
         n = K.shape[0]
         self.n, self.ncoef = n, n + 1
         self.M = (q + 1.0) ** 2 / q
-        self.e, self.U = linalg.eigh(K)
+        # the eigenbasis depends on K alone: callers fitting several q on one
+        # K (tune) pass eig=linalg.eigh(K) once instead of refactorising
+        self.e, self.U = linalg.eigh(K) if eig is None else eig
         self.e_gam = self.e + gam
         self.U1 = self.U.T @ np.ones(n)
 

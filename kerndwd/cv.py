@@ -24,6 +24,7 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy import linalg
 
 from . import _mm
 from ._checks import (
@@ -370,16 +371,37 @@ def heldout_links(path, newx, K_cross=None):
     return path.alpha[0] + K_cross @ path.alpha[1:]
 
 
-def _fit_fold(X, y_pm, classes, lam, q, w, eps, maxit, kern, train, test, Kfull, gam, strict, rule):
-    """Fit one warm-started path on ``train`` and return its held-out links and ``jerr``."""
+def _fit_fold(X, y_pm, classes, lam, q, w, eps, maxit, kern, train, test, Kfull, gam, strict, rule,
+              eig=None):
+    """Fit one warm-started path on ``train`` and return its held-out links and ``jerr``.
+
+    ``eig``: the eigendecomposition of the fold's training kernel matrix,
+    when one is shared by several q (see :func:`_fold_eigs`).
+    """
     kernel_solver = not uses_linear_solver(kern, train.size, X.shape[1], w is not None, strict)
     K_train = Kfull[np.ix_(train, train)] if kernel_solver else None
     path = fit_prepared(
         X[train], y_pm[train], classes, lam, q, None if w is None else w[train], eps, maxit, kern,
-        gam=gam, strict=strict, K=K_train, rule=rule, warn=False,
+        gam=gam, strict=strict, K=K_train, rule=rule, warn=False, eig=eig,
     )
     K_cross = Kfull[np.ix_(test, train)] if kernel_solver else None
     return heldout_links(path, X[test], K_cross), path.jerr
+
+
+def _fold_eigs(X, kern, folds, Kfull, weighted, strict, nq):
+    """Per fold, the eigendecomposition of its training kernel matrix, formed once
+    and shared by every q of ``tune`` (it depends on neither q nor y); ``None``
+    where the fold does not use the unweighted kernel solver or only one q is
+    fitted."""
+    if nq < 2 or weighted or Kfull is None:
+        return [None] * len(folds)
+    out = []
+    for train, _ in folds:
+        if uses_linear_solver(kern, train.size, X.shape[1], weighted, strict):
+            out.append(None)
+        else:
+            out.append(linalg.eigh(Kfull[np.ix_(train, train)]))
+    return out
 
 
 def _run_tasks(tasks, n_jobs, verbose, desc):
@@ -621,8 +643,9 @@ def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=
         X, y, lambdas, kern, nfolds, foldid, wt, eps, maxit, stop, random_state, n_jobs)
     qs = _check_qvals(qvals)
     Kfull = _kernel_matrix_if_needed(X, kern, folds, w is not None, strict=True)
-    tasks = [(X, y_pm, classes, lam, q, w, eps, maxit, kern, train, test, Kfull, _mm.GAM_TUNE, True, stop)
-             for q in qs for train, test in folds]
+    eigs = _fold_eigs(X, kern, folds, Kfull, w is not None, True, len(qs))
+    tasks = [(X, y_pm, classes, lam, q, w, eps, maxit, kern, train, test, Kfull, _mm.GAM_TUNE, True, stop, eig)
+             for q in qs for (train, test), eig in zip(folds, eigs)]
     results = _run_tasks(tasks, n_jobs, verbose, "tune (q, fold)")
     nf = len(folds)
     cvres = []

@@ -35,11 +35,12 @@ def uses_linear_solver(kern, n, p, weighted, strict=False):
     return n > p if (weighted or strict) else n >= p
 
 
-def build_majorizer(X, kern, q, w=None, gam=_mm.GAM_FIT, strict=False, K=None):
+def build_majorizer(X, kern, q, w=None, gam=_mm.GAM_FIT, strict=False, K=None, eig=None):
     """The engine's majoriser for these data (R's choice of solver).
 
     ``K``, when given, is the precomputed kernel matrix of ``X`` (cv reuses
-    one matrix for all folds).
+    one matrix for all folds); ``eig``, its eigendecomposition ``(e, U)``
+    (used by the unweighted kernel solver; tune shares it across q).
     """
     n, p = X.shape
     if uses_linear_solver(kern, n, p, w is not None, strict):
@@ -49,7 +50,7 @@ def build_majorizer(X, kern, q, w=None, gam=_mm.GAM_FIT, strict=False, K=None):
     if K is None:
         K = kern(X)
     if w is None:
-        return _mm.KernelEigen(K, q, gam)
+        return _mm.KernelEigen(K, q, gam, eig=eig)
     return _mm.KernelCholesky(K, w, q, gam)
 
 
@@ -183,7 +184,7 @@ def _prepare(X, y, lambdas, kern, qval, wt, eps, maxit, random_state):
 
 
 def fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, *, gam=_mm.GAM_FIT, strict=False,
-                 K=None, rule="step", warn=True, callback=None, accelerate=None):
+                 K=None, rule="step", warn=True, callback=None, accelerate=None, eig=None):
     """Fit on validated input (used by ``fit``, ``cv``, ``tune`` and the estimator).
 
     ``accelerate=None`` means: momentum with the gradient rule, R's plain
@@ -191,7 +192,7 @@ def fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, *, gam=_mm.GAM_F
     """
     if accelerate is None:
         accelerate = rule == "kkt"
-    maj = build_majorizer(X, kern, q, w, gam, strict, K)
+    maj = build_majorizer(X, kern, q, w, gam, strict, K, eig)
     result = _mm.mm_path(maj, y_pm, w, q, lam, eps, maxit, callback=callback, rule=rule,
                          accelerate=accelerate)
     if result.jerr and warn:

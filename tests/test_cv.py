@@ -374,3 +374,24 @@ def test_single_class_training_fold_is_an_error():
     foldid = np.r_[np.ones(10), np.resize([2, 3], 20)]  # fold 1 holds every +1
     with pytest.raises(ValueError, match="only one class"):
         kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), foldid=foldid)
+
+
+def test_tune_factorises_each_fold_kernel_once_for_all_q():
+    """The eigenbasis of a fold's kernel matrix depends on neither q nor y:
+    tune forms it once per fold, not once per (fold, q)."""
+    from unittest import mock
+
+    from scipy import linalg
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((60, 2))
+    y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(60) > 0, 1, -1)
+    lam = [1.0, 0.1, 0.01]
+    real_eigh = linalg.eigh
+    with mock.patch.object(linalg, "eigh", side_effect=real_eigh) as counted:
+        res = kerndwd.tune(X, y, lam, qvals=(0.5, 1, 4), kern=kerndwd.rbfdot(1.0), nfolds=5, random_state=0)
+    assert counted.call_count == 5
+    # the shared factorisation gives the same folds' numbers as fitting each q alone
+    for r in res.cvres:
+        alone = kerndwd.tune(X, y, lam, qvals=(r.qval,), kern=kerndwd.rbfdot(1.0), foldid=res.foldid)
+        np.testing.assert_array_equal(alone.cvres[0].predmat, r.predmat)
