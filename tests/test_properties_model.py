@@ -271,6 +271,11 @@ def test_label_flip_negates_decision_values(data_xy, q, lam, kern, wts):
                   np.array([-1.0, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 1, -1, -1])),
          q=1.0, lam=0.1, kern=kerndwd.polydot(2, 0.5, 1.0))
 @settings(max_examples=FIT_EXAMPLES)
+@example(  # found by the dev profile: the gradient after the final step exceeded eps
+    data_xy=(np.array([[0.0, 2, 0, 2, 2], [2, 2, 2, 2, 2], [2, 0, 2, 2, 2]] + [[2.0, 2, 2, 2, 2]] * 12
+                      + [[2.0, 1, 2, 2, 2]]),
+             np.array([1.0] * 5 + [-1.0] * 11)),
+    q=1.0, lam=0.05623413251903491, kern=kerndwd.polydot(2, 0.5, 1.0))
 def test_unit_weights_reproduce_unweighted_fit(data_xy, q, lam, kern):
     """Weighted DWD (Qiao et al. 2010, the ``wt`` of (3.1)) with every weight 1
     is the unweighted problem: the weighted solvers (Cholesky) and the
