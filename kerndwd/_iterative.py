@@ -35,7 +35,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import LinearOperator, cg
 
-from ._mm import GAM_FIT, LinearDesign
+from ._mm import GAM_FIT, LinearDesign, LinearPenaltyMixin
 
 __all__ = ["SparseLinearDesign", "LinearCG", "CG_RTOL"]
 
@@ -74,7 +74,7 @@ def _weighted_col_sq_sums(X, w):
     return (X * X).T @ w
 
 
-class LinearCG:
+class LinearCG(LinearPenaltyMixin):
     """Weighted or unweighted linear DWD, the majoriser solved by conjugate gradients.
 
     Parameters

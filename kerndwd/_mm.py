@@ -70,10 +70,10 @@ class LinearDesign:
     def apply_t(self, z):
         return self.X.T @ z
 
-    def penalty(self, theta):
+    def penalty(self, theta, applied=None):
         return float(theta @ theta)
 
-    def penalty_grad(self, theta):
+    def penalty_grad(self, theta, applied=None):
         return 2.0 * theta
 
 
@@ -92,40 +92,54 @@ class KernelDesign:
     def apply_t(self, z):
         return self.K @ z  # K is symmetric
 
-    def penalty(self, theta):
-        return float(theta @ (self.K @ theta))
+    # ``applied`` = K theta when the caller has it already (it is f - b0)
+    def penalty(self, theta, applied=None):
+        return float(theta @ (self.K @ theta if applied is None else applied))
 
-    def penalty_grad(self, theta):
-        return 2.0 * (self.K @ theta)
+    def penalty_grad(self, theta, applied=None):
+        return 2.0 * (self.K @ theta if applied is None else applied)
+
+
+def evaluate(design, alpha, y, w, q, lam):
+    """Decision values ``f``, the objective ``F`` and its gradient with respect to
+    ``(b0, theta)`` at intercept-first coefficients ``alpha``, with one product
+    by the design each way."""
+    theta = alpha[1:]
+    applied = design.apply(theta)
+    f = alpha[0] + applied
+    margins = y * f
+    loss = _loss(margins, q)
+    z = y * _deriv(margins, q)
+    if w is not None:
+        loss = w * loss
+        z = w * z
+    n = design.n
+    value = float(np.mean(loss)) + lam * design.penalty(theta, applied)
+    grad = np.concatenate(([z.sum() / n], design.apply_t(z) / n + lam * design.penalty_grad(theta, applied)))
+    return f, value, grad
 
 
 def objective(design, alpha, y, w, q, lam):
     """``F`` of the module docstring at intercept-first coefficients ``alpha``."""
-    f = alpha[0] + design.apply(alpha[1:])
-    loss = _loss(y * f, q)
-    data = float(np.mean(loss if w is None else w * loss))
-    return data + lam * design.penalty(alpha[1:])
+    return evaluate(design, alpha, y, w, q, lam)[1]
 
 
 def gradient(design, alpha, y, w, q, lam):
     """Gradient of ``F`` with respect to ``(b0, theta)``."""
-    f = alpha[0] + design.apply(alpha[1:])
-    z = y * _deriv(y * f, q)
-    if w is not None:
-        z = w * z
-    n = design.n
-    return np.concatenate(([z.sum() / n], design.apply_t(z) / n + lam * design.penalty_grad(alpha[1:])))
+    return evaluate(design, alpha, y, w, q, lam)[2]
 
 
 # --------------------------------------------------------------------------
 # majorisers
 # --------------------------------------------------------------------------
-class _LinearPenalty:
+class LinearPenaltyMixin:
+    """``||f||^2 = beta' beta`` read straight off the coefficients (any linear majoriser)."""
+
     def penalty_at(self, coef, f):
         return float(coef[1:] @ coef[1:])
 
 
-class LinearEigen(_LinearPenalty):
+class LinearEigen(LinearPenaltyMixin):
     """Unweighted linear DWD (Algorithm 1)."""
 
     solver = "ldwd"
@@ -178,7 +192,7 @@ class LinearEigen(_LinearPenalty):
         return step_fn
 
 
-class LinearCholesky(_LinearPenalty):
+class LinearCholesky(LinearPenaltyMixin):
     """Weighted linear DWD: a Cholesky factor of the majoriser per lambda."""
 
     solver = "wldwd"
@@ -329,6 +343,9 @@ class PathResult:
     jerr: int
     objective: np.ndarray = field(default_factory=lambda: np.zeros(0))
     kkt: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: when ``jerr != 0``: ``(alpha, objective, kkt)`` of the last iterate at the
+    #: lambda the budget ran out on (R drops it; scikit-learn-style callers keep it)
+    unfinished: tuple | None = None
 
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
@@ -373,6 +390,7 @@ def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step",
     cols, objs, kkts = [], [], []
     total = 0
     jerr = 0
+    unfinished = None
     penalty = _penalty_fn(majorizer) if accelerate else None
 
     def current_objective(c, fv, lam):
@@ -384,6 +402,7 @@ def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step",
         if accelerate:
             coef_prev, f_prev, t = coef.copy(), f.copy(), 1.0
             obj = current_objective(coef, f, lam)
+        done = None  # (alpha, objective, gradient) when already evaluated at the end
         while True:
             if accelerate:
                 t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
@@ -402,10 +421,10 @@ def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step",
                 # when eps is near that floor.  A confirmed point is returned as
                 # it is (not the step from it), so it satisfies the test.
                 alpha = majorizer.to_alpha(base)
-                f_exact = alpha[0] + majorizer.design.apply(alpha[1:])
-                g = gradient(majorizer.design, alpha, y, w, q, lam)
+                f_exact, value, g = evaluate(majorizer.design, alpha, y, w, q, lam)
                 coef, f = base, f_exact
                 if g @ g <= eps * eps:
+                    done = (alpha, value, g)
                     break
                 if accelerate:  # go on from the refreshed point without momentum
                     coef_prev, f_prev, t = coef, f, 1.0
@@ -436,12 +455,16 @@ def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step",
                 break
             if rule == "step" and step @ step < eps:
                 break
+        if done is None:
+            alpha = majorizer.to_alpha(coef)
+            _, value, g = evaluate(majorizer.design, alpha, y, w, q, lam)
+            done = (alpha, value, g)
         if jerr:
+            unfinished = (done[0], done[1], float(np.linalg.norm(done[2])))
             break
-        alpha = majorizer.to_alpha(coef)
-        cols.append(alpha)
-        objs.append(objective(majorizer.design, alpha, y, w, q, lam))
-        kkts.append(float(np.linalg.norm(gradient(majorizer.design, alpha, y, w, q, lam))))
+        cols.append(done[0])
+        objs.append(done[1])
+        kkts.append(float(np.linalg.norm(done[2])))
     ncol = len(cols)
     alpha = np.column_stack(cols) if cols else np.zeros((majorizer.ncoef, 0))
     return PathResult(
@@ -451,4 +474,5 @@ def mm_path(majorizer, y, w, q, lambdas, eps, maxit, callback=None, rule="step",
         jerr=jerr,
         objective=np.asarray(objs),
         kkt=np.asarray(kkts),
+        unfinished=unfinished,
     )

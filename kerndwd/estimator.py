@@ -36,7 +36,7 @@ from .kernels import (
     splinedot,
     vanilladot,
 )
-from .path import build_majorizer
+from .path import build_majorizer, kernel_expansion
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -55,9 +55,6 @@ __all__ = ["DWDClassifier", "DWDClassifierCV"]
 KERNEL_NAMES = ("linear", "rbf", "poly", "laplace", "bessel", "anova", "spline")
 #: Stopping rules (see ``DWDClassifier.tol``).
 STOP_RULES = _mm.STOP_RULES
-#: Rows of new data per block when forming a kernel against the training
-#: rows in ``decision_function`` (memory about 8 * block * n_fit bytes).
-_DECISION_BLOCK = 2048
 
 
 # --------------------------------------------------------------------------
@@ -399,27 +396,20 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         lambdas = np.array([lam])
         cols, npass, kkt, obj = [], [], [], []
         for y_pm in _binary_targets(y_idx, classes.size):
-            last = [None]
-
-            def keep_last(l, lam_, coef, f, last=last):
-                last[0] = coef  # the engine may update this array in place or replace it
-
             res = _mm.mm_path(maj, y_pm, w, q, lambdas, tol, max_iter, rule=self.stop,
-                              accelerate=self.stop == "kkt", callback=keep_last)
+                              accelerate=self.stop == "kkt")
             if res.jerr:
                 # the budget ran out: keep the last iterate, as scikit-learn's solvers do
-                alpha = maj.to_alpha(last[0])
+                alpha, value, grad_norm = res.unfinished
                 warnings.warn(
                     f"DWD did not reach tol={tol:g} (stop={self.stop!r}) within max_iter={max_iter} "
                     f"MM passes at lambd={lam:g}; the last iterate is kept. Increase max_iter or tol.",
                     DWDConvergenceWarning, stacklevel=2,
                 )
-                kkt.append(float(np.linalg.norm(_mm.gradient(maj.design, alpha, y_pm, w, q, lam))))
-                obj.append(_mm.objective(maj.design, alpha, y_pm, w, q, lam))
             else:
-                alpha = res.alpha[:, 0]
-                kkt.append(float(res.kkt[0]))
-                obj.append(float(res.objective[0]))
+                alpha, value, grad_norm = res.alpha[:, 0], float(res.objective[0]), float(res.kkt[0])
+            kkt.append(grad_norm)
+            obj.append(value)
             cols.append(alpha)
             npass.append(int(res.npass[0]))
         A = np.vstack(cols)  # one row per binary problem, intercept first
@@ -449,10 +439,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         if self._primal or (linear and sparse.issparse(X)):
             D = np.asarray(X @ self.coef_.T) + self.intercept_
         else:
-            D = np.empty((X.shape[0], self.intercept_.size))
-            for start in range(0, X.shape[0], _DECISION_BLOCK):
-                block = X[start:start + _DECISION_BLOCK]
-                D[start:start + _DECISION_BLOCK] = self.intercept_ + self.kernel_(block, self.X_fit_) @ self.dual_coef_.T
+            D = kernel_expansion(self.kernel_, X, self.X_fit_, self.intercept_, self.dual_coef_.T)
         return D[:, 0] if self.classes_.size == 2 else D
 
     def predict(self, X):

@@ -269,3 +269,22 @@ def test_fit_accelerates_only_with_the_gradient_rule(data):
     slow = kerndwd.fit(X, y, LAMS, kern=kerndwd.rbfdot(0.5), eps=1e-10, stop="kkt", accelerate=False)
     assert tight.npass.sum() < slow.npass.sum()
     np.testing.assert_allclose(tight.predict(X, "link"), slow.predict(X, "link"), rtol=1e-6, atol=1e-8)
+
+
+def test_engine_hands_back_the_unfinished_iterate_when_the_budget_runs_out(data):
+    """R drops the column of the lambda where maxit ran out; the engine still
+    reports that last iterate (the estimator keeps it), evaluated exactly."""
+    from kerndwd import _mm
+
+    X, y = data
+    yf = np.where(y > 0, 1.0, -1.0)
+    maj = _mm.LinearEigen(X, 1.0)
+    res = _mm.mm_path(maj, yf, None, 1.0, np.array([1.0, 0.001]), 1e-8, 100, rule="kkt", accelerate=True)
+    assert res.jerr == -2 and res.alpha.shape[1] == 1
+    alpha, value, grad_norm = res.unfinished
+    _, expected_value, expected_grad = _mm.evaluate(maj.design, alpha, yf, None, 1.0, 0.001)
+    assert value == expected_value and grad_norm == pytest.approx(np.linalg.norm(expected_grad), rel=1e-14)
+    assert grad_norm > 1e-8
+    assert value < 1.0  # below the objective of f = 0
+    done = _mm.mm_path(maj, yf, None, 1.0, np.array([1.0]), 1e-8, 100, rule="kkt", accelerate=True)
+    assert done.unfinished is None
