@@ -364,9 +364,7 @@ def heldout_links(path, newx, K_cross=None):
     ndarray, shape (m, path.alpha.shape[1])
         ``b0 + newx beta`` (linear solver) or ``b0 + K_cross alpha``.
     """
-    if path.is_linear:
-        return link_values(path, newx, path.alpha)
-    if K_cross is None:
+    if path.is_linear or K_cross is None:
         return link_values(path, newx, path.alpha)
     return path.alpha[0] + K_cross @ path.alpha[1:]
 

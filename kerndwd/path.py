@@ -265,15 +265,21 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     return fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, rule=stop, accelerate=accelerate)
 
 
+def kernel_expansion(kern, newx, x, intercept, coef):
+    """``intercept + K(newx, x) coef`` (``coef`` of shape (n, L)), forming the
+    cross-kernel in blocks of rows so memory stays bounded for large ``newx``."""
+    out = np.empty((newx.shape[0], coef.shape[1]))
+    for start in range(0, newx.shape[0], _PREDICT_BLOCK):
+        block = newx[start:start + _PREDICT_BLOCK]
+        out[start:start + _PREDICT_BLOCK] = intercept + kern(block, x) @ coef
+    return out
+
+
 def link_values(path, newx, alpha):
     """``b0 + newx beta`` (linear fits) or ``b0 + K(newx, x) alpha``."""
     if path.is_linear:
         return alpha[0] + newx @ alpha[1:]
-    out = np.empty((newx.shape[0], alpha.shape[1]))
-    for start in range(0, newx.shape[0], _PREDICT_BLOCK):
-        block = newx[start:start + _PREDICT_BLOCK]
-        out[start:start + _PREDICT_BLOCK] = alpha[0] + path.kern(block, path.x) @ alpha[1:]
-    return out
+    return kernel_expansion(path.kern, newx, path.x, alpha[0], alpha[1:])
 
 
 def predict(fit, newx, type="class", lambdas=None):
