@@ -302,30 +302,34 @@ def solve_grid(data, log=print):
 # --------------------------------------------------------------------------
 # 2. port (tight) vs the loss + penalty cone program
 # --------------------------------------------------------------------------
+def _matched_columns(path, design, dd, weighted, w, q, optima):
+    """For each fitted column of ``path``: ``(j, lambda, cone result, f, alpha,
+    F_port)``, the port's objective evaluated by the cone module's formula."""
+    X, y, K = dd["X"], dd["y"], dd["K"]
+    for j, lam in enumerate(GRID_LAMBDA[:path.alpha.shape[1]]):
+        _, _, f, pen, a = _port_values(path, design, X, K, j)
+        yield j, lam, optima[(design, weighted, q, lam)], f, a, cone.generalized_objective(f, y, lam, q, pen, w)
+
+
 def check_port_vs_cone(data, optima, log=print):
     rows = []
     tag = "2 port vs cone program"
     for design, dd, weighted, w, block in _grid(data):
-        X, y, kern, K = dd["X"], dd["y"], dd["kern"], dd["K"]
+        X, y, kern = dd["X"], dd["y"], dd["kern"]
         for q in GRID_Q:
             start = time.perf_counter()
             path = kerndwd.fit(X, y, GRID_LAMBDA, kern=kern, qval=q, wt=w, eps=TIGHT_EPS,
                                maxit=TIGHT_MAXIT, stop="kkt")
             secs = time.perf_counter() - start
             cells = []
-            for j, lam in enumerate(GRID_LAMBDA):
-                r = optima[(design, weighted, q, lam)]
-                if j >= path.alpha.shape[1]:
-                    cells.append(dict(lam=lam, converged=False))
-                    continue
-                _, _, f, pen, _ = _port_values(path, design, X, K, j)
-                F_port = cone.generalized_objective(f, y, lam, q, pen, w)
+            for j, lam, r, f, _, F_port in _matched_columns(path, design, dd, weighted, w, q, optima):
                 F_cone = r["objective_eval"]
                 cells.append(dict(
                     lam=lam, converged=True, F_port=F_port, F_cone=F_cone,
                     F_cone_solver=r["objective"], rel_gap=(F_port - F_cone) / abs(F_cone),
                     decision_relerr=_rel(f, r["f"]), kkt=float(path.kkt[j]), npass=int(path.npass[j]),
                     cone_status=r["status"], cone_seconds=r["seconds"]))
+            cells += [dict(lam=lam, converged=False) for lam in GRID_LAMBDA[len(cells):]]
             conv = all(c["converged"] for c in cells)
             label = f"{block} q={q:g}"
             where = f"lambda in {list(GRID_LAMBDA)}, n={X.shape[0]}"
@@ -421,10 +425,7 @@ def check_default_eps(data, optima, log=print):
                 warnings.simplefilter("ignore", kerndwd.DWDConvergenceWarning)
                 path = kerndwd.fit(X, y, GRID_LAMBDA, kern=kern, qval=q, wt=w)  # R's defaults
             cells = []
-            for j, lam in enumerate(GRID_LAMBDA[:path.alpha.shape[1]]):
-                r = optima[(design, weighted, q, lam)]
-                _, _, f, pen, a = _port_values(path, design, X, K, j)
-                F_port = cone.generalized_objective(f, y, lam, q, pen, w)
+            for j, lam, r, f, a, F_port in _matched_columns(path, design, dd, weighted, w, q, optima):
                 grad = _gradient_norm(design, X, K, y, w, q, lam, a)
                 cells.append(dict(lam=lam, gap=F_port - r["objective_eval"],
                                   rel_gap=(F_port - r["objective_eval"]) / abs(r["objective_eval"]),
