@@ -27,20 +27,9 @@ import numpy as np
 from scipy import linalg
 
 from . import _mm
-from ._checks import (
-    DWDConvergenceWarning,
-    check_kernel,
-    check_lambdas,
-    check_matrix,
-    check_maxit,
-    check_positive,
-    check_qval,
-    check_weights,
-    encode_labels,
-)
+from ._checks import DWDConvergenceWarning, check_qval
 from ._rnames import RNamed
-from .kernels import rbfdot, sigest
-from .path import fit_prepared, link_values, uses_linear_solver
+from .path import check_path_inputs, fit_prepared, link_values, resolve_kernel, uses_linear_solver
 
 __all__ = ["cv", "tune", "CVResult", "TuneResult"]
 
@@ -447,15 +436,8 @@ def _run_tasks(tasks, n_jobs, verbose, desc):
 # shared set-up of cv and tune
 # --------------------------------------------------------------------------
 def _setup(X, y, lambdas, kern, nfolds, foldid, wt, eps, maxit, stop, random_state, n_jobs):
-    if stop not in _mm.STOP_RULES:
-        raise ValueError(f"stop must be one of {_mm.STOP_RULES}, got {stop!r}")
-    X = check_matrix(X, "X")
+    X, y_pm, classes, lam, w, eps, maxit = check_path_inputs(X, y, lambdas, wt, eps, maxit, stop)
     n = X.shape[0]
-    y_pm, classes = encode_labels(y, n, "y")
-    lam = check_lambdas(lambdas, n, "lambdas")
-    w = check_weights(wt, n, "wt")
-    eps = check_positive(eps, "eps")
-    maxit = check_maxit(maxit, "maxit")
     n_jobs = _check_n_jobs(n_jobs)
     rng = np.random.default_rng(random_state)
     if foldid is None:
@@ -465,9 +447,7 @@ def _setup(X, y, lambdas, kern, nfolds, foldid, wt, eps, maxit, stop, random_sta
     else:
         foldid = _check_foldid(foldid, n)
     nfolds = int(foldid.max())
-    if kern is None:
-        kern = rbfdot(sigma=sigest(X, random_state=rng))
-    kern = check_kernel(kern, "kern")
+    kern = resolve_kernel(kern, X, rng)  # after the folds, from the same generator
     folds = []
     for k in range(1, nfolds + 1):
         test = np.flatnonzero(foldid == k)

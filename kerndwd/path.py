@@ -168,19 +168,26 @@ class DWDPath(RNamed):
         return out
 
 
-def _prepare(X, y, lambdas, kern, qval, wt, eps, maxit, random_state):
+def check_path_inputs(X, y, lambdas, wt, eps, maxit, stop):
+    """The checks ``fit``, ``cv`` and ``tune`` share; returns
+    ``(X, y_pm, classes, lambdas, wt, eps, maxit)`` validated."""
+    if stop not in _mm.STOP_RULES:
+        raise ValueError(f"stop must be one of {_mm.STOP_RULES}, got {stop!r}")
     X = check_matrix(X, "X")
-    n, _ = X.shape
+    n = X.shape[0]
     y_pm, classes = encode_labels(y, n, "y")
     lam = check_lambdas(lambdas, n, "lambdas")
-    q = check_qval(qval, "qval")
     w = check_weights(wt, n, "wt")
     eps = check_positive(eps, "eps")
     maxit = check_maxit(maxit, "maxit")
+    return X, y_pm, classes, lam, w, eps, maxit
+
+
+def resolve_kernel(kern, X, random_state):
+    """R's default kernel ``rbfdot(sigma = sigest(x))`` when ``kern`` is None."""
     if kern is None:
         kern = rbfdot(sigma=sigest(X, random_state=random_state))
-    kern = check_kernel(kern, "kern")
-    return X, y_pm, classes, lam, q, w, eps, maxit, kern
+    return check_kernel(kern, "kern")
 
 
 def fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, *, gam=_mm.GAM_FIT, strict=False,
@@ -258,10 +265,9 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     -------
     DWDPath
     """
-    if stop not in _mm.STOP_RULES:
-        raise ValueError(f"stop must be one of {_mm.STOP_RULES}, got {stop!r}")
-    X, y_pm, classes, lam, q, w, eps, maxit, kern = _prepare(X, y, lambdas, kern, qval, wt, eps, maxit,
-                                                             random_state)
+    X, y_pm, classes, lam, w, eps, maxit = check_path_inputs(X, y, lambdas, wt, eps, maxit, stop)
+    q = check_qval(qval, "qval")
+    kern = resolve_kernel(kern, X, random_state)
     return fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, rule=stop, accelerate=accelerate)
 
 
