@@ -1,91 +1,191 @@
-"""Where the time of one linear DWD fit goes, and how it compares with the
-cone-programming baseline measured in the same run.
+"""Engine timings on fixed cases, optionally against another checkout in the same run.
 
-``python benchmarks/bench_engine.py [--reps 20]``
+``python -m benchmarks.bench_engine [--reps 7] [--baseline PATH] [--out FILE]``
 
-Prints, for Table 1's example 1 (n = 500, p = 50, q = 1) and each lambda:
-the median seconds of ``kerndwd.fit`` (one lambda), of its parts (input
-checks, the majoriser's eigendecomposition, the MM passes, the per-column
-objective and gradient), the cost of one MM pass, and the ratio of the
-fastest installed cvxpy SOCP solver's time to ours.  Ratios, not absolute
-times, are the point: both sides run on the same machine in the same run.
-This is a timing script, not a test.
+Each case is timed through the public API only (``kerndwd.fit``,
+``kerndwd.cv``, ``kerndwd.tune``), so the same script measures any version
+of the package.  With ``--baseline PATH`` (a checkout of another revision,
+e.g. made by ``git worktree add /tmp/base REV``) every case is also timed
+with that checkout's ``kerndwd``, in alternating subprocesses, and the table
+gives ``baseline / current`` per case: a ratio above 1 means the current
+tree is faster.  Medians over ``--reps`` calls (after one warm-up call);
+passes summed over the path are printed so that a change of iterates shows.
+
+This is a timing script, not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
 
-import kerndwd  # noqa: E402
-from kerndwd import _mm, datasets  # noqa: E402
-from kerndwd._checks import check_matrix, encode_labels  # noqa: E402
-from kerndwd.path import build_majorizer  # noqa: E402
-
-LAMBDAS = (0.01, 0.1, 1.0, 10.0, 100.0)
+#: name -> (description, builder); the builder returns a zero-argument call
+#: and the data it needs is generated once, from a fixed seed.
+CASES = {}
 
 
-def _median_time(fn, reps):
-    out = []
+def case(name, description):
+    def register(builder):
+        CASES[name] = (description, builder)
+        return builder
+    return register
+
+
+def _table1(seed=1):
+    from kerndwd import datasets
+
+    return datasets.make_table1_example(1, random_state=seed)
+
+
+def _circle(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    y = np.where((X**2).sum(axis=1) + 0.4 * rng.standard_normal(n) > 1.4, 1, -1)
+    return X, y
+
+
+def _lin_single(lam):
+    def build(kd):
+        X, y = _table1()
+        return lambda: kd.fit(X, y, [lam], kern=kd.vanilladot())
+    return build
+
+
+for _lam in (0.01, 1.0, 100.0):
+    case(f"linear-1lam-{_lam:g}", f"linear n=500 p=50, lambda={_lam:g} alone")(_lin_single(_lam))
+
+
+@case("linear-path5", "linear n=500 p=50, 5-lambda path 100..0.01")
+def _(kd):
+    X, y = _table1()
+    lam = [100.0, 10.0, 1.0, 0.1, 0.01]
+    return lambda: kd.fit(X, y, lam, kern=kd.vanilladot())
+
+
+@case("linear-path5-weighted", "same, weighted (2 on class +1, 0.5 on class -1)")
+def _(kd):
+    X, y = _table1()
+    lam = [100.0, 10.0, 1.0, 0.1, 0.01]
+    wt = np.where(y > 0, 2.0, 0.5)
+    return lambda: kd.fit(X, y, lam, kern=kd.vanilladot(), wt=wt)
+
+
+@case("linear-path5-kkt", "same data, 5-lambda path, stop='kkt' eps=1e-8")
+def _(kd):
+    X, y = _table1()
+    lam = [100.0, 10.0, 1.0, 0.1, 0.01]
+    return lambda: kd.fit(X, y, lam, kern=kd.vanilladot(), stop="kkt", eps=1e-8)
+
+
+@case("rbf200-path100", "rbf sigma=1, circle n=200, 100 lambdas 1e3..1e-3")
+def _(kd):
+    X, y = _circle(200, 202)
+    lam = 10.0 ** np.linspace(3, -3, 100)
+    return lambda: kd.fit(X, y, lam, kern=kd.rbfdot(sigma=1.0))
+
+
+@case("rbf1000-path10", "rbf sigma=1, circle n=1000, 10 lambdas 10..1e-3")
+def _(kd):
+    X, y = _circle(1000, 1300)
+    lam = 10.0 ** np.linspace(1, -3, 10)
+    return lambda: kd.fit(X, y, lam, kern=kd.rbfdot(sigma=1.0))
+
+
+@case("rbf1000-path10-weighted", "same, weighted as above")
+def _(kd):
+    X, y = _circle(1000, 1300)
+    lam = 10.0 ** np.linspace(1, -3, 10)
+    wt = np.where(y > 0, 2.0, 0.5)
+    return lambda: kd.fit(X, y, lam, kern=kd.rbfdot(sigma=1.0), wt=wt)
+
+
+@case("cv-linear-500", "cv, linear n=500 p=50, 5 folds, 100 lambdas")
+def _(kd):
+    X, y = _table1()
+    return lambda: kd.cv(X, y, None, kern=kd.vanilladot(), nfolds=5, random_state=0)
+
+
+@case("tune-rbf-300", "tune, rbf n=300, q in (0.5, 1, 4), 5 folds, 20 lambdas")
+def _(kd):
+    X, y = _circle(300, 7)
+    lam = 10.0 ** np.linspace(1, -3, 20)
+    return lambda: kd.tune(X, y, lam, qvals=(0.5, 1, 4), kern=kd.rbfdot(sigma=1.0), nfolds=5,
+                           random_state=0)
+
+
+def _passes(result):
+    if hasattr(result, "npass"):
+        return int(np.sum(result.npass))
+    return -1
+
+
+def time_case(name, reps):
+    """Median seconds of ``reps`` calls of one case with the ``kerndwd`` on sys.path."""
+    import kerndwd
+
+    call = CASES[name][1](kerndwd)
+    passes = _passes(call())  # warm-up, and the iterate count
+    times = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return float(np.median(out))
+        call()
+        times.append(time.perf_counter() - t0)
+    return {"case": name, "median": float(np.median(times)), "passes": passes}
+
+
+def _in_subprocess(tree, name, reps):
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    # this file is loaded by path, so that ``import kerndwd`` finds the tree under test first
+    code = ("import importlib.util, json; "
+            "spec = importlib.util.spec_from_file_location('bench_engine', %r); "
+            "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); "
+            "print(json.dumps(mod.time_case(%r, %d)))" % (__file__, name, reps))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tree), check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--baseline", type=Path, help="another checkout whose kerndwd is timed alongside")
+    ap.add_argument("--cases", nargs="*", default=list(CASES), help="subset of case names")
+    ap.add_argument("--out", type=Path, help="also write the Markdown table here")
     args = ap.parse_args(argv)
-    X, y = datasets.make_table1_example(1, random_state=args.seed)
-    vanilla = kerndwd.vanilladot()
-    try:
-        from reference import cone
-
-        solvers = cone.available_solvers()
-    except ImportError:
-        cone, solvers = None, []
-    print(f"example 1, n={X.shape[0]}, p={X.shape[1]}, q=1; medians of {args.reps} calls; seconds")
-    head = (f"{'lambda':>7} {'fit':>9} {'checks':>9} {'eigh':>9} {'passes':>9} {'post':>9} "
-            f"{'npass':>6} {'s/pass':>9} {'best SOCP':>10} {'ratio':>7}")
-    print(head)
-    for lam in LAMBDAS:
-        t_fit = _median_time(lambda: kerndwd.fit(X, y, [lam], kern=vanilla, qval=1), args.reps)
-        t_chk = _median_time(lambda: (check_matrix(X), encode_labels(y, X.shape[0])), args.reps)
-        Xc = check_matrix(X)
-        y_pm, _ = encode_labels(y, X.shape[0])
-        t_eig = _median_time(lambda: build_majorizer(Xc, vanilla, 1.0), args.reps)
-        maj = build_majorizer(Xc, vanilla, 1.0)
-        lam_arr = np.array([lam])
-        res = _mm.mm_path(maj, y_pm, None, 1.0, lam_arr, 1e-5, 100000)
-        t_path = _median_time(lambda: _mm.mm_path(maj, y_pm, None, 1.0, lam_arr, 1e-5, 100000), args.reps)
-        alpha = res.alpha[:, 0]
-        t_post = _median_time(lambda: (_mm.objective(maj.design, alpha, y_pm, None, 1.0, lam),
-                                       _mm.gradient(maj.design, alpha, y_pm, None, 1.0, lam)), args.reps)
-        npass = int(res.npass[0])
-        best = None
-        if solvers:
-            C = cone.remark4_c(float(np.linalg.norm(alpha[1:])), 1.0)
-            times = []
-            for s in solvers:
-                opts = {"eps_abs": 1e-7, "eps_rel": 1e-7} if s == "SCS" else None
-                times.append(min(cone.solve_socp(X, y, C, solver=s, solver_opts=opts)["seconds"]
-                                 for _ in range(3)))
-            best = min(times)
-        per_pass = (t_path - t_post) / max(npass, 1)
-        print(f"{lam:>7g} {t_fit:9.5f} {t_chk:9.5f} {t_eig:9.5f} {t_path - t_post:9.5f} {t_post:9.5f} "
-              f"{npass:6d} {per_pass:9.2e} {best if best is not None else float('nan'):10.4f} "
-              f"{(best / t_fit) if best else float('nan'):7.1f}")
-    print("passes = mm_path minus the objective/gradient it computes per finished column (post);")
-    print("ratio = fastest SOCP solve (best of 3, per installed solver) / median kerndwd.fit.")
+    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+             f"Python {platform.python_version()}, numpy {np.__version__}; medians of {args.reps} calls.", ""]
+    if args.baseline:
+        lines += [f"Baseline: `{args.baseline}`; ratio = baseline / current (above 1: current is faster).", "",
+                  "| case | what | current (s) | passes | baseline (s) | passes | ratio |",
+                  "|---|---|---|---|---|---|---|"]
+    else:
+        lines += ["| case | what | seconds | passes |", "|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for name in args.cases:
+        desc = CASES[name][0]
+        if args.baseline:
+            base = _in_subprocess(args.baseline, name, args.reps)
+            cur = _in_subprocess(ROOT, name, args.reps)
+            row = (f"| {name} | {desc} | {cur['median']:.4g} | {cur['passes']} | {base['median']:.4g} | "
+                   f"{base['passes']} | {base['median'] / cur['median']:.2f} |")
+        else:
+            cur = time_case(name, args.reps)
+            row = f"| {name} | {desc} | {cur['median']:.4g} | {cur['passes']} |"
+        lines.append(row)
+        print(row, flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -12,15 +12,13 @@ import warnings
 
 import numpy as np
 
-from .kernels import Kernel
+from ._scalars import check_integer, check_real
+from .engine import GAM_FIT, STOP_RULES, DWDLoss, Problem, make_design
+from .kernels import Kernel, rbfdot, sigest
 
 
 class DWDConvergenceWarning(UserWarning):
     """The MM iteration ran out of its ``maxit`` budget before the path ended."""
-
-
-def _is_real_scalar(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
 
 def check_matrix(X, name="X"):
@@ -95,44 +93,41 @@ def encode_labels(y, n=None, name="y"):
     return y_pm, levels
 
 
+def check_positive_sequence(values, name, what="positive numbers"):
+    """A non-empty 1-D float array of positive finite entries (a copy, order kept)."""
+    try:
+        arr = np.atleast_1d(np.asarray(values, dtype=float))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of {what}, got {values!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of {what}")
+    if not np.isfinite(arr).all() or (arr <= 0).any():
+        bad = arr[~(np.isfinite(arr) & (arr > 0))]
+        raise ValueError(f"{name} must be positive and finite, got {bad[:3].tolist()}")
+    return arr.copy()
+
+
 def check_lambdas(lambdas, n, name="lambdas"):
     """Positive finite lambdas, sorted decreasing; R's default grid when None."""
     if lambdas is None:
         if n <= 10000:
             return 10.0 ** np.linspace(3, -3, 100)
         return 10.0 ** np.linspace(0, -7, 100)
-    try:
-        arr = np.atleast_1d(np.asarray(lambdas, dtype=float))
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of positive numbers") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence")
-    if not np.isfinite(arr).all() or (arr <= 0).any():
-        raise ValueError(f"{name} must be positive and finite, got {arr[~(np.isfinite(arr) & (arr > 0))][:3].tolist()}")
-    return np.sort(arr)[::-1].copy()
+    return np.sort(check_positive_sequence(lambdas, name))[::-1].copy()
 
 
 def check_positive(value, name):
-    if not _is_real_scalar(value):
-        raise TypeError(f"{name} must be a positive number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return value
+    return check_real(value, name, "positive")
 
 
 def check_qval(qval, name="qval"):
     # R resets qval <= 0 to 1 with a warning; we refuse, so that a typo never
     # silently fits a different model.
-    return check_positive(qval, name)
+    return check_real(qval, name, "positive")
 
 
 def check_maxit(maxit, name="maxit"):
-    if not _is_real_scalar(maxit) or not float(maxit).is_integer():
-        raise TypeError(f"{name} must be a positive integer, got {maxit!r}")
-    if maxit < 1:
-        raise ValueError(f"{name} must be at least 1, got {maxit!r}")
-    return int(maxit)
+    return check_integer(maxit, name, 1)
 
 
 def check_weights(wt, n, name="wt"):
@@ -162,6 +157,74 @@ def check_kernel(kern, name="kern"):
     return kern
 
 
+def check_stop(stop, name="stop"):
+    if not isinstance(stop, str) or stop not in STOP_RULES:
+        raise ValueError(f"{name} must be one of {list(STOP_RULES)}, got {stop!r}")
+    return stop
+
+
+def check_n_jobs(n_jobs):
+    if n_jobs is None:
+        return 1
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores), got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def check_qvals(qvals, name="qvals"):
+    """Loss exponents q > 0, in the order given."""
+    return check_positive_sequence(qvals, name, "positive numbers (the loss needs q > 0)")
+
+
+def default_kernel(kern, X, random_state, name="kern"):
+    """R's default kernel ``rbfdot(sigma = sigest(x))`` when ``kern`` is None."""
+    if kern is None:
+        kern = rbfdot(sigma=sigest(X, random_state=random_state))
+    return check_kernel(kern, name)
+
+
+def check_design(approx, solver, kern, options, random_state):
+    """The design named by ``approx`` (a kernel approximation) or ``solver`` (an
+    exact-kernel solver), with its keyword options."""
+    if approx is not None and solver is not None:
+        raise ValueError(f"give approx or solver, not both (got approx={approx!r}, solver={solver!r})")
+    if approx is None and solver is None and options:
+        raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(options))}: "
+                        "design options are accepted only together with approx= or solver=")
+    argument, name = ("approx", approx) if approx is not None else ("solver", solver)
+    return make_design(name, kern, options, argument=argument, random_state=random_state)
+
+
+def check_data(X, y, wt):
+    """The data of ``fit``, ``cv`` and ``tune``: ``(X, y_pm, classes, w)`` validated."""
+    X = check_matrix(X, "X")
+    n = X.shape[0]
+    y_pm, classes = encode_labels(y, n, "y")
+    return X, y_pm, classes, check_weights(wt, n, "wt")
+
+
+def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, random_state=None,
+                  approx=None, solver=None, design_options=None, gam=GAM_FIT, linear_rule="kerndwd"):
+    """One :class:`Problem` from the output of :func:`check_data` and the other
+    arguments of ``fit``, ``cv`` and ``tune`` (validated here).  The default
+    kernel's ``sigest`` draws from ``random_state`` (cv draws its folds first)."""
+    X, y_pm, classes, w = data
+    stop = check_stop(stop)
+    lam = check_lambdas(lambdas, X.shape[0], "lambdas")
+    eps = check_positive(eps, "eps")
+    maxit = check_maxit(maxit, "maxit")
+    q = check_qval(qval, "qval")
+    if accelerate is None:
+        accelerate = stop == "kkt"  # momentum with the gradient rule; R's plain iteration with R's rule
+    elif not isinstance(accelerate, (bool, np.bool_)):
+        raise TypeError(f"accelerate must be True, False or None, got {accelerate!r}")
+    kern = default_kernel(kern, X, random_state)
+    design = check_design(approx, solver, kern, design_options or {}, random_state)
+    return Problem(X=X, y=y_pm, classes=classes, lambdas=lam, loss=DWDLoss(q, w), kern=kern, stop=stop,
+                   eps=eps, maxit=maxit, accelerate=bool(accelerate), gam=gam, linear_rule=linear_rule,
+                   design=design)
+
+
 def warn_not_converged(jerr, lambdas, maxit):
     l = -jerr
     warnings.warn(
@@ -170,3 +233,17 @@ def warn_not_converged(jerr, lambdas, maxit):
         DWDConvergenceWarning,
         stacklevel=3,
     )
+
+
+def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
+    """One warning naming every fold whose path ran out of ``maxit``."""
+    bad = np.flatnonzero(jerr)
+    if bad.size:
+        where = "" if q is None else f" (q={q:g})"
+        detail = ", ".join(f"fold {k + 1} at lambda #{-jerr[k]} = {lambdas[-jerr[k] - 1]:.6g}" for k in bad)
+        warnings.warn(
+            f"maxit={maxit} MM passes ran out{where}: {detail}; their held-out predictions at "
+            "that lambda and smaller ones are missing and left out of cvm and cvsd",
+            DWDConvergenceWarning,
+            stacklevel=stacklevel,
+        )

@@ -1,11 +1,12 @@
 """scikit-learn estimators over the DWD engine: :class:`DWDClassifier` and
 :class:`DWDClassifierCV`.
 
-They only validate and dispatch: every fit is one run of
-:func:`kerndwd._mm.mm_path` on a majoriser built by
-:func:`kerndwd.path.build_majorizer` (dense input, R's choice of solver) or
-:class:`kerndwd._iterative.LinearCG` (sparse input), on a path of a single
-lambda; cross-validation is :func:`kerndwd.cv`.  No solver loop lives here.
+They only validate and dispatch: each builds one validated
+:class:`kerndwd.engine.Problem`; every fit is one run of the engine's MM loop
+on the majoriser the problem's design builds (shared by all one-vs-rest
+classes), on a path of a single lambda; cross-validation is the engine's
+core that :func:`kerndwd.cv` and :func:`kerndwd.tune` use.  No solver loop,
+and no choice of solver, lives here.
 
 Pickles of fitted estimators (and of :class:`kerndwd.DWDPath` objects)
 restore identical predictions.  Unpickling runs arbitrary code: load pickles
@@ -16,27 +17,24 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 
-from . import _mm
-from ._checks import DWDConvergenceWarning
-from ._iterative import LinearCG
-from .cv import _check_qvals, _select
-from .cv import cv as _cv
-from .kernels import (
-    Kernel,
-    anovadot,
-    besseldot,
-    laplacedot,
-    polydot,
-    rbfdot,
-    sigest,
-    splinedot,
-    vanilladot,
+from ._checks import (
+    DWDConvergenceWarning,
+    check_design,
+    check_lambdas,
+    check_n_jobs,
+    check_qvals,
+    check_stop,
+    warn_folds,
 )
-from .path import build_majorizer, kernel_expansion
+from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, mm_path
+from .engine import crossval as core
+from ._scalars import check_integer, check_real
+from .kernels import Kernel, kernel_from_spec, sigest
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -51,10 +49,18 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 __all__ = ["DWDClassifier", "DWDClassifierCV"]
 
-#: Kernel names and the kernlab constructor each maps to.
-KERNEL_NAMES = ("linear", "rbf", "poly", "laplace", "bessel", "anova", "spline")
-#: Stopping rules (see ``DWDClassifier.tol``).
-STOP_RULES = _mm.STOP_RULES
+#: scikit-learn-style kernel names -> (kernlab's name, the estimator's
+#: parameters that kernel takes, as (kernlab's name, estimator's name))
+KERNELS = {
+    "linear": ("vanilladot", ()),
+    "rbf": ("rbfdot", (("sigma", "gamma"),)),
+    "laplace": ("laplacedot", (("sigma", "gamma"),)),
+    "poly": ("polydot", (("degree", "degree"), ("scale", "gamma"), ("offset", "coef0"))),
+    "bessel": ("besseldot", (("sigma", "gamma"), ("order", "order"), ("degree", "degree"))),
+    "anova": ("anovadot", (("sigma", "gamma"), ("degree", "degree"))),
+    "spline": ("splinedot", ()),
+}
+KERNEL_NAMES = tuple(KERNELS)
 
 
 # --------------------------------------------------------------------------
@@ -66,18 +72,6 @@ def _kernel_is_linear(kernel):
     return isinstance(kernel, str) and kernel == "linear"
 
 
-def _check_real(value, name, *, positive=True, allow=()):
-    if isinstance(value, str) and value in allow:
-        return value
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        extra = f" or one of {list(allow)}" if allow else ""
-        raise TypeError(f"{name} must be a real number{extra}, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{name} must be {'positive and ' if positive else ''}finite, got {value!r}")
-    return value
-
-
 def _seed(random_state):
     """``random_state`` for numpy's ``default_rng``: ints, Generators and None
     pass through (so the numbers equal :func:`kerndwd.cv`/``sigest`` with the
@@ -87,57 +81,45 @@ def _seed(random_state):
     return random_state
 
 
-def _check_int(value, name, minimum=1):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
-    return int(value)
-
-
-def _resolve_kernel(est, X, sample_weight=None):
-    """The kernlab kernel object for ``est.kernel`` and its scikit-learn parameters.
-
-    ``gamma="scale"`` uses the variance of all entries of ``X``, weighted by
-    ``sample_weight`` per row when given (so that an integer weight and a
-    repeated row give the same kernel).
-    """
-    kernel = est.kernel
-    if isinstance(kernel, Kernel):
-        return kernel
-    if not isinstance(kernel, str) or kernel not in KERNEL_NAMES:
-        raise ValueError(
-            f"kernel must be one of {list(KERNEL_NAMES)} or a kernel object from kerndwd.kernels, got {kernel!r}"
-        )
-    if kernel == "linear":
-        return vanilladot()
-    if kernel == "spline":
-        return splinedot()
-    gamma = _check_real(est.gamma, "gamma", allow=("scale", "sigest"))
-    if gamma == "scale":
+def _gamma(est, X, sample_weight):
+    """``est.gamma`` as a number: ``"scale"`` is ``1 / (p var(X))``, with the
+    variance of all entries of ``X`` weighted by ``sample_weight`` per row
+    when given (so that an integer weight and a repeated row give the same
+    kernel); ``"sigest"`` is the R package's data-driven value."""
+    if isinstance(est.gamma, str) and est.gamma == "scale":
         if sample_weight is None:
             var = float(X.var())
         else:
             rw = np.asarray(sample_weight, dtype=float)[:, None]
             mean = float((rw * X).sum() / (rw.sum() * X.shape[1]))
             var = float((rw * (X - mean) ** 2).sum() / (rw.sum() * X.shape[1]))
-        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-    elif gamma == "sigest":
-        gamma = sigest(X, random_state=_seed(est.random_state)) if X.shape[0] >= 2 else 1.0
-    if kernel == "rbf":
-        return rbfdot(sigma=gamma)
-    if kernel == "laplace":
-        return laplacedot(sigma=gamma)
-    degree = _check_int(est.degree, "degree")
-    if kernel == "poly":
-        coef0 = _check_real(est.coef0, "coef0", positive=False)
-        if coef0 < 0:
-            raise ValueError(f"coef0 must be non-negative for kernlab's polydot offset, got {coef0!r}")
-        return polydot(degree=degree, scale=gamma, offset=coef0)
-    if kernel == "bessel":
-        order = _check_real(est.order, "order", positive=False)
-        return besseldot(sigma=gamma, order=order, degree=degree)
-    return anovadot(sigma=gamma, degree=degree)  # "anova"
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    if isinstance(est.gamma, str) and est.gamma == "sigest":
+        return sigest(X, random_state=_seed(est.random_state)) if X.shape[0] >= 2 else 1.0
+    if isinstance(est.gamma, str):
+        raise TypeError(f"gamma must be a real number or one of ['scale', 'sigest'], got {est.gamma!r}")
+    return check_real(est.gamma, "gamma", "positive")
+
+
+def _kernel_from_params(est, X, sample_weight=None):
+    """The kernlab kernel object for ``est.kernel`` and its scikit-learn parameters."""
+    kernel = est.kernel
+    if isinstance(kernel, Kernel):
+        return kernel
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(
+            f"kernel must be one of {list(KERNEL_NAMES)} or a kernel object from kerndwd.kernels, got {kernel!r}"
+        )
+    name, params = KERNELS[kernel]
+    spec = {"name": name}
+    for kernlab_name, own_name in params:
+        if own_name == "gamma":
+            spec[kernlab_name] = _gamma(est, X, sample_weight)
+        elif own_name == "degree":
+            spec[kernlab_name] = check_integer(est.degree, "degree")
+        else:  # coef0 (polydot's offset) and order are non-negative
+            spec[kernlab_name] = check_real(getattr(est, own_name), own_name, "nonneg")
+    return kernel_from_spec(spec)
 
 
 def _validate_fit_input(est, X, y, sample_weight):
@@ -203,6 +185,47 @@ def _binary_targets(y_idx, n_classes):
     return [np.where(y_idx == k, 1.0, -1.0) for k in range(n_classes)]
 
 
+@dataclass
+class _Data:
+    """What ``_prepare`` returns: the validated rows (``X_all``, ``y_all``, before
+    rows of zero weight are dropped, and ``X`` after), the classes, the +-1
+    targets, R-scaled weights, the kernel and the design."""
+
+    X_all: object
+    y_all: np.ndarray
+    X: object
+    classes: np.ndarray
+    targets: list
+    weights: np.ndarray | None
+    keep: np.ndarray | None
+    kern: Kernel
+    design: object
+
+
+def _prepare(est, X, y, sample_weight):
+    """Validate the data and the kernel and design parameters of ``est``, once."""
+    X_all, y_all, y_idx, classes, sw = _validate_fit_input(est, X, y, sample_weight)
+    raw_sw = None
+    if sample_weight is not None:
+        raw_sw = _check_sample_weight(sample_weight, X_all, dtype=np.float64)
+    X, y_idx, w, keep = _drop_zero_weights(est, X_all, y_idx, classes, sw)
+    if raw_sw is not None and keep is not None:
+        raw_sw = raw_sw[keep]
+    kern = _kernel_from_params(est, X, raw_sw)
+    options = dict(est.design_options or {})
+    if est.n_components is not None and est.approx is not None:  # like degree for rbf: ignored otherwise
+        options["n_components"] = est.n_components
+    design = check_design(est.approx, est.solver, kern, options, _seed(est.random_state))
+    return _Data(X_all, y_all, X, classes, _binary_targets(y_idx, classes.size), w, keep, kern, design)
+
+
+def _problem(est, data, lambdas, q, eps, stop, maxit):
+    """The validated problem of the first target (the others by ``with_labels``)."""
+    return Problem(X=data.X, y=data.targets[0], classes=data.classes, lambdas=np.asarray(lambdas, dtype=float),
+                   loss=DWDLoss(q, data.weights), kern=data.kern, stop=stop, eps=eps, maxit=maxit,
+                   accelerate=stop == "kkt", gam=GAM_FIT, design=data.design)
+
+
 # --------------------------------------------------------------------------
 # DWDClassifier
 # --------------------------------------------------------------------------
@@ -263,7 +286,16 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         :class:`kerndwd.DWDConvergenceWarning` is issued and the last
         iterate is kept.
     random_state : int, numpy Generator or None
-        Seeds ``gamma="sigest"``; nothing else is random.
+        Seeds ``gamma="sigest"`` and any random kernel approximation.
+    approx : str or None, default None
+        A kernel approximation registered with the engine
+        (:func:`kerndwd.engine.design_names`), fitted instead of the exact kernel.
+    n_components : int or None, default None
+        Size of the approximation (None: its default); ignored without ``approx``.
+    solver : str or None, default None
+        A registered solver of the exact kernel; default the R package's choice.
+    design_options : dict or None, default None
+        Further options of the ``approx`` or ``solver`` design.
 
     Attributes
     ----------
@@ -283,8 +315,12 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
     kernel_ : Kernel
         The kernlab kernel that was fitted (e.g. ``rbfdot(sigma=...)``).
     solver_ : str
-        The engine's solver: R's ``"ldwd"``, ``"wldwd"``, ``"kdwd"``,
-        ``"wkdwd"``, or ``"cgldwd"`` (sparse X, conjugate gradients).
+        Which majoriser solved the fit, for information: R's ``"ldwd"``,
+        ``"wldwd"``, ``"kdwd"``, ``"wkdwd"``, or ``"cgldwd"`` (sparse X,
+        conjugate gradients), or another of the engine's.
+    predictor_ : object
+        Turns the fitted coefficients into decision values
+        (:class:`kerndwd.engine.contract.Predictor`).
     n_iter_ : ndarray of int, shape (n_problems,)
         MM passes per binary problem.
     kkt_ : ndarray, shape (n_problems,)
@@ -323,7 +359,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
 
     **Sparse X** (CSR/CSC) is supported with the linear kernel without ever
     densifying ``X`` or forming ``X'X``: the majoriser system is solved by
-    conjugate gradients (:class:`kerndwd._iterative.LinearCG`).  Non-linear
+    conjugate gradients (:class:`kerndwd.engine.iterative.LinearCG`).  Non-linear
     kernels with sparse X raise a ``TypeError`` (their kernel matrix is dense
     ``n x n`` anyway; pass ``X.toarray()``).
 
@@ -333,7 +369,8 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
-                 class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None):
+                 class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None, approx=None,
+                 n_components=None, solver=None, design_options=None):
         self.lambd = lambd
         self.q = q
         self.kernel = kernel
@@ -346,19 +383,22 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         self.stop = stop
         self.max_iter = max_iter
         self.random_state = random_state
+        self.approx = approx
+        self.n_components = n_components
+        self.solver = solver
+        self.design_options = design_options
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = _kernel_is_linear(self.kernel)
+        tags.input_tags.sparse = _kernel_is_linear(self.kernel) and self.approx is None
         return tags
 
     def _check_params(self):
-        lam = _check_real(self.lambd, "lambd")
-        q = _check_real(self.q, "q")
-        tol = _check_real(self.tol, "tol")
-        if self.stop not in STOP_RULES:
-            raise ValueError(f"stop must be one of {list(STOP_RULES)}, got {self.stop!r}")
-        max_iter = _check_int(self.max_iter, "max_iter")
+        lam = check_real(self.lambd, "lambd")
+        q = check_real(self.q, "q")
+        tol = check_real(self.tol, "tol")
+        check_stop(self.stop)
+        max_iter = check_integer(self.max_iter, "max_iter")
         return lam, q, tol, max_iter
 
     def fit(self, X, y, sample_weight=None):
@@ -378,33 +418,24 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         lam, q, tol, max_iter = self._check_params()
-        X, _, y_idx, classes, sw = _validate_fit_input(self, X, y, sample_weight)
-        raw_sw = None
-        if sample_weight is not None:
-            raw_sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        X, y_idx, w, keep = _drop_zero_weights(self, X, y_idx, classes, sw)
-        if raw_sw is not None and keep is not None:
-            raw_sw = raw_sw[keep]
-        kern = _resolve_kernel(self, X, raw_sw)
-        self.classes_ = classes
-        self.kernel_ = kern
-        if sparse.issparse(X):
-            maj = LinearCG(X, w, q)
-        else:
-            maj = build_majorizer(X, kern, q, w, _mm.GAM_FIT)
-        self.solver_ = maj.solver
-        lambdas = np.array([lam])
+        data = _prepare(self, X, y, sample_weight)
+        problem = _problem(self, data, [lam], q, tol, self.stop, max_iter)
+        return self._fit_problem(problem, data.targets, FactorCache(problem.X, problem.kern))
+
+    def _fit_problem(self, problem, targets, cache):
+        """Fit every binary target of a validated problem with one majoriser."""
+        majoriser = build_majoriser(problem, cache)
         cols, npass, kkt, obj = [], [], [], []
-        for y_pm in _binary_targets(y_idx, classes.size):
-            res = _mm.mm_path(maj, y_pm, w, q, lambdas, tol, max_iter, rule=self.stop,
-                              accelerate=self.stop == "kkt")
+        for y_pm in targets:
+            res = mm_path(majoriser, problem.with_labels(y_pm))
             if res.jerr:
                 # the budget ran out: keep the last iterate, as scikit-learn's solvers do
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(
-                    f"DWD did not reach tol={tol:g} (stop={self.stop!r}) within max_iter={max_iter} "
-                    f"MM passes at lambd={lam:g}; the last iterate is kept. Increase max_iter or tol.",
-                    DWDConvergenceWarning, stacklevel=2,
+                    f"DWD did not reach tol={problem.eps:g} (stop={problem.stop!r}) within "
+                    f"max_iter={problem.maxit} MM passes at lambd={problem.lambdas[0]:g}; the last iterate is "
+                    "kept. Increase max_iter or tol.",
+                    DWDConvergenceWarning, stacklevel=3,
                 )
             else:
                 alpha, value, grad_norm = res.alpha[:, 0], float(res.objective[0]), float(res.kkt[0])
@@ -413,17 +444,21 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
             cols.append(alpha)
             npass.append(int(res.npass[0]))
         A = np.vstack(cols)  # one row per binary problem, intercept first
+        predictor = majoriser.predictor
+        self.classes_ = problem.classes
+        self.kernel_ = problem.kern
+        self.solver_ = majoriser.solver
+        self.predictor_ = predictor
         self.intercept_ = A[:, 0].copy()
-        self._primal = maj.design.kind == "linear"
-        if self._primal:
+        if predictor.coef_space == "beta":
             self.coef_ = A[:, 1:].copy()
         else:
             self.dual_coef_ = A[:, 1:].copy()
-            # a copy: the model must not change when the caller's array does
-            # (and K(X, X_fit_) then never hits numpy's X @ X.T shortcut)
-            self.X_fit_ = X.copy()
-            if kern.is_linear:
-                self.coef_ = self.dual_coef_ @ self.X_fit_
+            if predictor.coef_space == "kernel":
+                self.X_fit_ = predictor.x
+            beta = predictor.beta(A.T)
+            if beta is not None:
+                self.coef_ = beta.T
         self.n_iter_ = np.array(npass)
         self.kkt_ = np.array(kkt)
         self.objective_ = np.array(obj)
@@ -433,13 +468,14 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
         (n, n_classes) one-vs-rest values otherwise."""
         check_is_fitted(self)
-        linear = self.kernel_.is_linear
-        X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc") if linear else False,
+        sparse_ok = self.__sklearn_tags__().input_tags.sparse
+        X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc") if sparse_ok else False,
                           dtype=np.float64)
-        if self._primal or (linear and sparse.issparse(X)):
+        if sparse.issparse(X):  # only fits linear in x get here: f = b + X beta, X never densified
             D = np.asarray(X @ self.coef_.T) + self.intercept_
         else:
-            D = kernel_expansion(self.kernel_, X, self.X_fit_, self.intercept_, self.dual_coef_.T)
+            coef = self.coef_ if self.predictor_.coef_space == "beta" else self.dual_coef_
+            D = self.predictor_.decision(X, np.vstack([self.intercept_, coef.T]))
         return D[:, 0] if self.classes_.size == 2 else D
 
     def predict(self, X):
@@ -470,12 +506,8 @@ def _foldid(cv, X, y, random_state):
     if cv is None:
         cv = 5
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
-        if cv < 3:
-            raise ValueError(f"cv must be at least 3 folds (R's cv.kerndwd rule), got {cv}")
-        if cv > X.shape[0]:
-            raise ValueError(f"cv={cv} folds exceed the number of samples ({X.shape[0]})")
-        rng = np.random.default_rng(_seed(random_state))
-        return rng.permutation(np.resize(np.arange(1, cv + 1), X.shape[0]))
+        nfolds = core.check_nfolds(cv, X.shape[0], name="cv")
+        return core.draw_foldid(nfolds, X.shape[0], np.random.default_rng(_seed(random_state)))
     splits = list(check_cv(cv, y, classifier=True).split(X, y))
     foldid = np.zeros(X.shape[0], dtype=int)
     for k, (_, test) in enumerate(splits, start=1):
@@ -543,7 +575,8 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
 
     def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
-                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None):
+                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, approx=None,
+                 n_components=None, solver=None, design_options=None):
         self.lambdas = lambdas
         self.qvals = qvals
         self.kernel = kernel
@@ -561,63 +594,74 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         self.cv_stop = cv_stop
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.approx = approx
+        self.n_components = n_components
+        self.solver = solver
+        self.design_options = design_options
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False  # kerndwd.cv works on dense arrays
+        tags.input_tags.sparse = False  # path cross-validation works on dense arrays
         return tags
 
     def _estimator(self, lam, q):
         return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
-                             stop=self.stop, max_iter=self.max_iter, random_state=self.random_state)
+                             stop=self.stop, max_iter=self.max_iter, random_state=self.random_state,
+                             approx=self.approx, n_components=self.n_components, solver=self.solver,
+                             design_options=self.design_options)
 
     def fit(self, X, y, sample_weight=None):
         """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self."""
         if self.choose not in ("lambda_min", "lambda_1se"):
             raise ValueError(f"choose must be 'lambda_min' or 'lambda_1se', got {self.choose!r}")
-        qs = _check_qvals(self.qvals)
+        qs = check_qvals(self.qvals)
+        n_jobs = check_n_jobs(self.n_jobs)
+        refit = self._estimator(1.0, float(qs[0]))
+        _, _, tol, max_iter = refit._check_params()
+        cv_tol = check_real(self.cv_tol, "cv_tol")
+        check_stop(self.cv_stop, "cv_stop")
+        data = _prepare(self, X, y, sample_weight)
+        foldid = _foldid(self.cv, data.X_all, data.y_all, self.random_state)
+        if data.keep is not None:
+            # fold labels must stay 1..K without gaps
+            foldid = np.unique(foldid[data.keep], return_inverse=True)[1] + 1
+        foldid = core.check_foldid(foldid, data.X.shape[0])
         if self.lambdas is None:
             lambdas = DEFAULT_CV_LAMBDAS
         elif isinstance(self.lambdas, str) and self.lambdas == "R":
             lambdas = None
         else:
             lambdas = self.lambdas
-        probe = self._estimator(1.0, float(qs[0]))
-        probe._check_params()
-        X_in, y_in = X, y
-        X, y, y_idx, classes, sw = _validate_fit_input(self, X, y, sample_weight)
-        foldid = _foldid(self.cv, X, y, self.random_state)
-        raw_sw = None
-        if sample_weight is not None:
-            raw_sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        X, y_idx, w, keep = _drop_zero_weights(self, X, y_idx, classes, sw)
-        if keep is not None:
-            foldid = foldid[keep]
-            raw_sw = None if raw_sw is None else raw_sw[keep]
-            # fold labels must stay 1..K without gaps
-            foldid = np.unique(foldid, return_inverse=True)[1] + 1
-        kern = _resolve_kernel(probe, X, raw_sw)
-        targets = _binary_targets(y_idx, classes.size)
-        cvm, cvsd, lam_grid = [], [], None
-        for q in qs:
-            res = [_cv(X, t, lambdas, kern, foldid=foldid, wt=w, qval=float(q), eps=self.cv_tol,
-                       stop=self.cv_stop, n_jobs=self.n_jobs) for t in targets]
-            lam_grid = res[0].lambda_
-            cvm.append(np.mean([r.cvm for r in res], axis=0))
-            cvsd.append(np.mean([r.cvsd for r in res], axis=0))
-        cvm, cvsd = np.array(cvm), np.array(cvsd)
-        picks = np.array([_select(m, s) for m, s in zip(cvm, cvsd)])  # (Q, 2): index_min, index_1se
+        lambdas = check_lambdas(lambdas, data.X.shape[0], "lambdas")
+        problem = _problem(self, data, lambdas, qs[0], cv_tol, self.cv_stop, max_iter)
+        cache = FactorCache(problem.X, problem.kern)
+        predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, data.targets, n_jobs=n_jobs)
+        cvm = np.empty((qs.size, lambdas.size))
+        cvsd = np.empty((qs.size, lambdas.size))
+        for iq, q in enumerate(qs):
+            for it, target in enumerate(data.targets):
+                warn_folds(jerr[iq, it], lambdas, max_iter, q=q)
+            # the average one-vs-rest error (the binary error with two classes)
+            per_target = [core.cv_error(predmat[iq, it], t, foldid) for it, t in enumerate(data.targets)]
+            cvm[iq] = np.mean([m for m, _ in per_target], axis=0)
+            cvsd[iq] = np.mean([sd for _, sd in per_target], axis=0)
+        picks = np.array([core.select_lambda(m, sd) for m, sd in zip(cvm, cvsd)])  # (Q, 2): index_min, index_1se
         which = 0 if self.choose == "lambda_min" else 1
-        score = cvm[np.arange(qs.size), picks[:, which]]
-        iq = int(np.flatnonzero(score == score.min())[-1])
+        iq = core.choose_last_minimum(cvm[np.arange(qs.size), picks[:, which]])
         self.q_ = float(qs[iq])
-        self.lambda_ = float(lam_grid[picks[iq, which]])
+        self.lambda_ = float(lambdas[picks[iq, which]])
         self.cv_results_ = {
-            "lambdas": lam_grid, "qvals": qs, "cvm": cvm, "cvsd": cvsd,
-            "lambda_min": lam_grid[picks[:, 0]], "lambda_1se": lam_grid[picks[:, 1]], "foldid": foldid,
+            "lambdas": lambdas, "qvals": qs, "cvm": cvm, "cvsd": cvsd,
+            "lambda_min": lambdas[picks[:, 0]], "lambda_1se": lambdas[picks[:, 1]], "foldid": foldid,
         }
-        self.best_estimator_ = self._estimator(self.lambda_, self.q_).fit(X_in, y_in, sample_weight=sample_weight)
+        # the refit shares the cache: the kernel matrix of all rows is not formed again
+        best = self._estimator(self.lambda_, self.q_)
+        best_problem = _problem(best, data, [self.lambda_], self.q_, tol, self.stop, max_iter)
+        self.best_estimator_ = best._fit_problem(best_problem, data.targets, cache)
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self, attr):
+                setattr(self.best_estimator_, attr, getattr(self, attr))
         self.classes_ = self.best_estimator_.classes_
         self.n_iter_ = self.best_estimator_.n_iter_
         return self

@@ -15,11 +15,12 @@ matrices agree with R's to about 1e-15 relative.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
+
+from ._scalars import check_integer, check_real
 
 __all__ = [
     "Kernel",
@@ -41,38 +42,15 @@ _DIST_ROUND_DECIMALS = 9
 
 
 def _positive(name, value, kernel):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{kernel}: {name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{kernel}: {name} must be positive and finite, got {value!r}")
-    return value
-
-
-def _finite(name, value, kernel):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{kernel}: {name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{kernel}: {name} must be finite, got {value!r}")
-    return value
-
-
-def _positive_int(name, value, kernel):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
-    if not float(value).is_integer() or value < 1:
-        raise ValueError(f"{kernel}: {name} must be a positive integer, got {value!r}")
-    return int(value)
+    return check_real(value, f"{kernel}: {name}", "positive")
 
 
 def _nonneg(name, value, kernel):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{kernel}: {name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{kernel}: {name} must be non-negative and finite, got {value!r}")
-    return value
+    return check_real(value, f"{kernel}: {name}", "nonneg")
+
+
+def _positive_int(name, value, kernel):
+    return check_integer(value, f"{kernel}: {name}", 1)
 
 
 def _rows(x, name):

@@ -14,9 +14,12 @@ to zero, which is the correct limit.  The derivative is likewise
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from ._scalars import check_real
+from .engine.loss import DWDLoss
+from .engine.loss import loss_derivs as _deriv
+from .engine.loss import loss_values as _loss
 
 __all__ = [
     "dwd_loss",
@@ -29,12 +32,7 @@ __all__ = [
 
 
 def _check_q(q) -> float:
-    if isinstance(q, (bool, np.bool_)) or not isinstance(q, numbers.Real):
-        raise TypeError(f"q must be a positive real number, got {q!r}")
-    q = float(q)
-    if not np.isfinite(q) or q <= 0:
-        raise ValueError(f"q must be a positive finite number, got {q!r}")
-    return q
+    return check_real(q, "q", "positive")
 
 
 def knot(q) -> float:
@@ -45,8 +43,7 @@ def knot(q) -> float:
 
 def lipschitz(q) -> float:
     """Lipschitz constant of ``V_q'`` (Lemma 2): ``M = (q + 1)^2 / q``."""
-    q = _check_q(q)
-    return (q + 1.0) ** 2 / q
+    return DWDLoss(_check_q(q)).lipschitz
 
 
 def _as_margins(u):
@@ -54,24 +51,6 @@ def _as_margins(u):
     if np.isnan(arr).any():
         raise ValueError("u contains NaN")
     return arr
-
-
-def _loss(u: np.ndarray, q: float) -> np.ndarray:
-    """``V_q`` on validated float input (no checks; used by the engine)."""
-    t = q / (q + 1.0)
-    ratio = t / np.maximum(u, t)
-    return np.where(u <= t, 1.0 - u, ratio**q / (q + 1.0))
-
-
-def _deriv(u: np.ndarray, q: float) -> np.ndarray:
-    """``V_q'`` on validated float input (no checks; used by the engine)."""
-    t = q / (q + 1.0)
-    # at or below the knot the ratio is exactly 1.0, and 1.0 ** (q + 1) is
-    # exactly 1.0: no branch is needed (this runs once per MM pass)
-    out = np.maximum(u, t, out=np.empty_like(u, dtype=float))
-    np.divide(t, out, out=out)
-    np.power(out, q + 1.0, out=out)
-    return np.negative(out, out=out)
 
 
 def dwd_loss(u, q=1.0):

@@ -5,53 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _mm
-from ._checks import (
-    check_kernel,
-    check_lambdas,
-    check_matrix,
-    check_maxit,
-    check_positive,
-    check_qval,
-    check_weights,
-    encode_labels,
-    warn_not_converged,
-)
+from ._checks import build_problem, check_data, check_matrix, warn_not_converged
 from ._rnames import RNamed
-from .kernels import rbfdot, sigest
+from .engine import fit_path
 
 __all__ = ["fit", "predict", "DWDPath"]
-
-# Rows of newx per block when forming K(newx, x) in predict: bounds memory
-# at about 8 * _PREDICT_BLOCK * n bytes.
-_PREDICT_BLOCK = 2048
-
-
-def uses_linear_solver(kern, n, p, weighted, strict=False):
-    """R's rule: the linear solver for ``vanilladot`` when ``n >= p``
-    (unweighted) or ``n > p`` (weighted, and always in ``tunedwd``)."""
-    if not kern.is_linear:
-        return False
-    return n > p if (weighted or strict) else n >= p
-
-
-def build_majorizer(X, kern, q, w=None, gam=_mm.GAM_FIT, strict=False, K=None, eig=None):
-    """The engine's majoriser for these data (R's choice of solver).
-
-    ``K``, when given, is the precomputed kernel matrix of ``X`` (cv reuses
-    one matrix for all folds); ``eig``, its eigendecomposition ``(e, U)``
-    (used by the unweighted kernel solver; tune shares it across q).
-    """
-    n, p = X.shape
-    if uses_linear_solver(kern, n, p, w is not None, strict):
-        if w is None:
-            return _mm.LinearEigen(X, q, gam)
-        return _mm.LinearCholesky(X, w, q, gam)
-    if K is None:
-        K = kern(X)
-    if w is None:
-        return _mm.KernelEigen(K, q, gam, eig=eig)
-    return _mm.KernelCholesky(K, w, q, gam)
 
 
 class DWDPath(RNamed):
@@ -60,18 +18,30 @@ class DWDPath(RNamed):
     Attributes (R's names; ``lambda`` is a Python keyword, so it is also
     readable as ``lambda_`` and ``path["lambda"]``)
 
-    alpha : ndarray, shape (p + 1, L) or (n + 1, L)
-        Intercept first, then ``beta`` (linear solver) or the kernel
-        coefficients ``alpha`` (kernel solver); one column per lambda.
+    alpha : ndarray, shape (ncoef, L)
+        Intercept first, then the coefficients of the fitted form, one column
+        per lambda: ``beta`` (``p`` rows) when the linear kernel was solved in
+        the linear form, the kernel coefficients ``alpha_1..alpha_n`` when it
+        was solved in the kernel form, the weights of the features for a
+        kernel approximation (``predictor.coef_space`` says which).
     lambda_ : ndarray, shape (L,)
         The lambdas of the returned columns, decreasing.
     npass : ndarray of int, shape (nlambda,)
         MM passes per requested lambda (0 after a failure).
     jerr : int
         0, or ``-l`` when ``maxit`` ran out on the ``l``-th lambda (1-based).
-    kern, qval, wt, eps, maxit, solver
-        What was fitted and how (``solver`` is R's routine name:
-        ``ldwd``, ``wldwd``, ``kdwd`` or ``wkdwd``).
+    kern, qval, wt, eps, maxit, stop
+        What was fitted and how.
+    solver : str
+        Which majoriser solved it, for information: R's routine names
+        ``ldwd``, ``wldwd`` (linear, unweighted or weighted), ``kdwd``,
+        ``wkdwd`` (kernel), or the engine's other solvers.
+    design : str
+        The design: ``"exact"``, or the kernel approximation or solver named.
+    predictor : object
+        Turns ``alpha`` into decision values at new rows
+        (:class:`kerndwd.engine.contract.Predictor`); it holds its own copy
+        of any training rows it needs.
     classes : ndarray, shape (2,)
         The labels mapped to -1 and +1 (R's level order).
     objective : ndarray, shape (L,)
@@ -83,7 +53,7 @@ class DWDPath(RNamed):
 
     _R_NAMES = ("alpha", "lambda", "npass", "jerr", "kkt", "objective")
 
-    def __init__(self, result, *, kern, qval, wt, eps, maxit, solver, classes, x, gam, rule):
+    def __init__(self, result, problem, majoriser):
         self.alpha = result.alpha
         self.lambda_ = result.lambdas
         self.__dict__["lambda"] = self.lambda_
@@ -91,17 +61,19 @@ class DWDPath(RNamed):
         self.jerr = int(result.jerr)
         self.objective = result.objective
         self.kkt = result.kkt
-        self.kern = kern
-        self.qval = float(qval)
-        self.wt = wt
-        self.eps = float(eps)
-        self.maxit = int(maxit)
-        self.solver = solver
-        self.classes = classes
-        self.gam = float(gam)
-        self.rule = rule
-        self.x = x
-        self.n_features = x.shape[1]
+        self.kern = problem.kern
+        self.qval = problem.loss.q
+        self.wt = problem.loss.weights
+        self.eps = problem.eps
+        self.maxit = problem.maxit
+        self.stop = problem.stop
+        self.gam = problem.gam
+        self.classes = problem.classes
+        self.n = problem.n
+        self.design = problem.design.name
+        self.solver = majoriser.solver
+        self.predictor = majoriser.predictor
+        self.n_features = self.predictor.n_features
 
     @property
     def lambdas(self):
@@ -109,8 +81,9 @@ class DWDPath(RNamed):
 
     @property
     def is_linear(self):
-        """True when ``alpha`` holds ``(b0, beta)`` of a linear fit."""
-        return self.solver in ("ldwd", "wldwd")
+        """True when ``alpha`` holds ``(b0, beta)``: the fit is linear in ``x`` and
+        was solved in the linear form."""
+        return self.predictor.coef_space == "beta"
 
     @property
     def intercept(self):
@@ -118,20 +91,20 @@ class DWDPath(RNamed):
 
     @property
     def coef(self):
-        """``beta``, shape (p, L), for either solver with the linear kernel
-        (``x' alpha`` when the kernel solver was used)."""
-        if self.is_linear:
-            return self.alpha[1:]
-        if self.kern.is_linear:
-            return self.x.T @ self.alpha[1:]
-        raise AttributeError("coef exists only for the linear kernel; use alpha")
+        """``beta``, shape (p, L), for a fit that is linear in ``x`` (``x' alpha``
+        when the linear kernel was solved in the kernel form)."""
+        beta = self.predictor.beta(self.alpha)
+        if beta is None:
+            raise AttributeError("coef exists only for the linear kernel; use alpha")
+        return beta
 
     def __repr__(self):
         lam = self.lambda_
         rng = f"{lam[0]:.3g}..{lam[-1]:.3g}" if lam.size else "none"
+        design = "" if self.design == "exact" else f"design={self.design!r}, "
         return (
-            f"DWDPath(kern={self.kern!r}, qval={self.qval:g}, solver={self.solver!r}, "
-            f"n={self.x.shape[0]}, p={self.n_features}, nlambda={lam.size} ({rng}), "
+            f"DWDPath(kern={self.kern!r}, qval={self.qval:g}, {design}solver={self.solver!r}, "
+            f"n={self.n}, p={self.n_features}, nlambda={lam.size} ({rng}), "
             f"jerr={self.jerr}, total passes={int(self.npass.sum())})"
         )
 
@@ -168,48 +141,8 @@ class DWDPath(RNamed):
         return out
 
 
-def check_path_inputs(X, y, lambdas, wt, eps, maxit, stop):
-    """The checks ``fit``, ``cv`` and ``tune`` share; returns
-    ``(X, y_pm, classes, lambdas, wt, eps, maxit)`` validated."""
-    if stop not in _mm.STOP_RULES:
-        raise ValueError(f"stop must be one of {_mm.STOP_RULES}, got {stop!r}")
-    X = check_matrix(X, "X")
-    n = X.shape[0]
-    y_pm, classes = encode_labels(y, n, "y")
-    lam = check_lambdas(lambdas, n, "lambdas")
-    w = check_weights(wt, n, "wt")
-    eps = check_positive(eps, "eps")
-    maxit = check_maxit(maxit, "maxit")
-    return X, y_pm, classes, lam, w, eps, maxit
-
-
-def resolve_kernel(kern, X, random_state):
-    """R's default kernel ``rbfdot(sigma = sigest(x))`` when ``kern`` is None."""
-    if kern is None:
-        kern = rbfdot(sigma=sigest(X, random_state=random_state))
-    return check_kernel(kern, "kern")
-
-
-def fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, *, gam=_mm.GAM_FIT, strict=False,
-                 K=None, rule="step", warn=True, callback=None, accelerate=None, eig=None):
-    """Fit on validated input (used by ``fit``, ``cv``, ``tune`` and the estimator).
-
-    ``accelerate=None`` means: momentum with the gradient rule, R's plain
-    iteration with R's rule.
-    """
-    if accelerate is None:
-        accelerate = rule == "kkt"
-    maj = build_majorizer(X, kern, q, w, gam, strict, K, eig)
-    result = _mm.mm_path(maj, y_pm, w, q, lam, eps, maxit, callback=callback, rule=rule,
-                         accelerate=accelerate)
-    if result.jerr and warn:
-        warn_not_converged(result.jerr, lam, maxit)
-    return DWDPath(result, kern=kern, qval=q, wt=w, eps=eps, maxit=maxit, solver=maj.solver,
-                   classes=classes, x=X, gam=gam, rule=rule)
-
-
 def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000, *,
-        random_state=None, stop="step", accelerate=None):
+        random_state=None, stop="step", accelerate=None, approx=None, solver=None, **design_options):
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
     Minimises ``(1/n) sum_i wt_i V_q(y_i f(x_i)) + lambda ||f||^2`` for each
@@ -260,32 +193,32 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
         ``stop="step"`` so that R's iterates, ``npass`` included, are
         reproduced exactly.  On ill-conditioned problems it cuts the passes
         needed for a tight fit by 10 to 100 times.
+    approx : str, optional
+        A kernel approximation registered with the engine (see
+        :func:`kerndwd.engine.design_names`), fitted instead of the exact
+        kernel; its options (e.g. ``n_components``) are passed as further
+        keyword arguments, and ``random_state`` seeds it.
+    solver : str, optional
+        A registered solver of the exact kernel; default R's choice.
+    **design_options
+        Options of the ``approx`` or ``solver`` design.
 
     Returns
     -------
     DWDPath
     """
-    X, y_pm, classes, lam, w, eps, maxit = check_path_inputs(X, y, lambdas, wt, eps, maxit, stop)
-    q = check_qval(qval, "qval")
-    kern = resolve_kernel(kern, X, random_state)
-    return fit_prepared(X, y_pm, classes, lam, q, w, eps, maxit, kern, rule=stop, accelerate=accelerate)
+    problem = build_problem(check_data(X, y, wt), lambdas, kern, qval, eps, maxit, stop, accelerate,
+                            random_state=random_state, approx=approx, solver=solver,
+                            design_options=design_options)
+    return fit_problem(problem)
 
 
-def kernel_expansion(kern, newx, x, intercept, coef):
-    """``intercept + K(newx, x) coef`` (``coef`` of shape (n, L)), forming the
-    cross-kernel in blocks of rows so memory stays bounded for large ``newx``."""
-    out = np.empty((newx.shape[0], coef.shape[1]))
-    for start in range(0, newx.shape[0], _PREDICT_BLOCK):
-        block = newx[start:start + _PREDICT_BLOCK]
-        out[start:start + _PREDICT_BLOCK] = intercept + kern(block, x) @ coef
-    return out
-
-
-def link_values(path, newx, alpha):
-    """``b0 + newx beta`` (linear fits) or ``b0 + K(newx, x) alpha``."""
-    if path.is_linear:
-        return alpha[0] + newx @ alpha[1:]
-    return kernel_expansion(path.kern, newx, path.x, alpha[0], alpha[1:])
+def fit_problem(problem, cache=None, warn=True):
+    """Fit a validated :class:`kerndwd.engine.Problem` into a :class:`DWDPath`."""
+    result, majoriser = fit_path(problem, cache)
+    if result.jerr and warn:
+        warn_not_converged(result.jerr, problem.lambdas, problem.maxit)
+    return DWDPath(result, problem, majoriser)
 
 
 def predict(fit, newx, type="class", lambdas=None):
@@ -296,8 +229,9 @@ def predict(fit, newx, type="class", lambdas=None):
     fit : DWDPath
     newx : array_like or DataFrame, shape (m, p)
     type : {"class", "link"}
-        ``"link"``: decision values ``b0 + newx beta`` (linear solver) or
-        ``b0 + K(newx, x) alpha`` (kernel solver).  ``"class"``: the second
+        ``"link"``: decision values ``b0 + newx beta`` (linear form),
+        ``b0 + K(newx, x) alpha`` (kernel form) or ``b0 + phi(newx) theta``
+        (a kernel approximation).  ``"class"``: the second
         label where the link is positive, else the first.
     lambdas : array_like, optional
         Lambdas to predict at.  Default: every column of the path.  A lambda
@@ -323,7 +257,7 @@ def predict(fit, newx, type="class", lambdas=None):
     if newx.shape[1] != fit.n_features:
         raise ValueError(f"newx has {newx.shape[1]} columns but the model was fitted on {fit.n_features}")
     alpha = fit.alpha if lambdas is None else fit.coef_at(lambdas)
-    link = link_values(fit, newx, alpha)
+    link = fit.predictor.decision(newx, alpha)
     if type == "link":
         return link
     return np.where(link > 0, fit.classes[1], fit.classes[0])

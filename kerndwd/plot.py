@@ -13,6 +13,11 @@ import numpy as np
 __all__ = ["plot_path", "plot_cv"]
 
 
+#: y-label of the path plot per kind of coefficients (see ``DWDPath.predictor``)
+_COEF_LABELS = {"beta": "coefficients (beta)", "kernel": "kernel coefficients (alpha)",
+                "features": "feature weights (theta)"}
+
+
 def _pyplot():
     try:
         import matplotlib.pyplot as plt
@@ -35,8 +40,9 @@ def plot_path(path, ax=None, *, color=None, linewidth=1.0, **line_kw):
     """Coefficient paths against ``log(lambda)``, like ``plot.kerndwd`` in R.
 
     One line per row of ``path.alpha`` after the intercept: the ``p``
-    coefficients ``beta_j`` for a linear-solver fit, the ``n`` kernel
-    coefficients ``alpha_i`` for a kernel-solver fit.
+    coefficients ``beta_j`` of a fit in the linear form, the ``n`` kernel
+    coefficients ``alpha_i`` of a fit in the kernel form, the ``m`` feature
+    weights of a kernel approximation.
 
     Parameters
     ----------
@@ -71,7 +77,7 @@ def plot_path(path, ax=None, *, color=None, linewidth=1.0, **line_kw):
     for row in coefs:
         ax.plot(loglam, row, **kw)
     ax.set_xlabel("log(lambda)")
-    ax.set_ylabel("coefficients (beta)" if path.is_linear else "kernel coefficients (alpha)")
+    ax.set_ylabel(_COEF_LABELS.get(path.predictor.coef_space, "coefficients"))
     ax.set_title(f"DWD path, q = {path.qval:g} ({path.solver})")
     return ax
 

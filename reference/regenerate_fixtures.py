@@ -95,7 +95,7 @@ def _intern_kernel_matrix():
 
 
 def uses_linear_solver(spec, n, p, weighted):
-    """The R package's rule (see SPEC.md): linear solver for vanilladot when
+    """The R package's rule (see docs/r-behaviour.md): linear solver for vanilladot when
     n >= p (unweighted) or n > p (weighted)."""
     if spec["name"] != "vanilladot":
         return False

@@ -1,21 +1,18 @@
 """cv() and tune() against R's cv.kerndwd and tunedwd (fixtures recorded from
 kerndwd 2.0.3, see reference/fixtures/kerndwd-r-2.0.3/README.md), and their
-fold, error and tie rules (SPEC.md)."""
+fold, error and tie rules (docs/r-behaviour.md)."""
 
-import importlib
 import sys
 
 import numpy as np
 import pytest
 
 import kerndwd
-from kerndwd import _mm
+from kerndwd.engine import GAM_TUNE, Problem
+from kerndwd.engine.crossval import select_lambda
 from kerndwd.kernels import kernel_from_spec
-from kerndwd.path import fit_prepared
+from kerndwd.path import fit_problem
 from reference.fixtures import load_fixture
-
-# ``kerndwd.cv`` is the function; the module is reached through importlib.
-cvmod = importlib.import_module("kerndwd.cv")
 
 CV_CASES = ["cv_linear", "cv_rbf"]
 TUNE_CASES = ["tunedwd_linear", "tunedwd_rbf"]
@@ -103,11 +100,11 @@ def test_tune_tie_goes_to_last_q():
 def test_select_rules_on_known_curve():
     cvm = np.array([0.4, 0.14, 0.1, 0.1, 0.15, 0.1])
     cvsd = np.array([0.01, 0.01, 0.05, 0.01, 0.01, 0.01])
-    i_min, i_1se = cvmod._select(cvm, cvsd)
+    i_min, i_1se = select_lambda(cvm, cvsd)
     assert i_min == 2  # largest lambda among the three minima
     assert i_1se == 1  # largest lambda with cvm <= 0.1 + 0.05
     # NaN (no fold reached the lambda) is ignored
-    i_min, i_1se = cvmod._select(np.array([0.3, 0.2, np.nan]), np.array([0.1, 0.01, np.nan]))
+    i_min, i_1se = select_lambda(np.array([0.3, 0.2, np.nan]), np.array([0.1, 0.01, np.nan]))
     assert (i_min, i_1se) == (1, 1)
 
 
@@ -133,8 +130,7 @@ def test_solver_rule_cv_vs_tune_at_n_train_equal_p():
         assert direct.solver == "ldwd"
         np.testing.assert_allclose(res_cv.predmat[test], direct.predict(X[test], type="link"), rtol=1e-10,
                                    atol=1e-12)
-        strict = fit_prepared(X[train], y[train], np.array([-1.0, 1.0]), lam, 1.0, None, 1e-5, 100000, kern,
-                              gam=_mm.GAM_TUNE, strict=True, warn=False)
+        strict = fit_problem(Problem.from_arrays(X[train], y[train], lam, gam=GAM_TUNE, linear_rule="tunedwd"))
         assert strict.solver == "kdwd"
         np.testing.assert_allclose(res_tune.cvres[0].predmat[test], strict.predict(X[test], type="link"),
                                    rtol=1e-10, atol=1e-12)

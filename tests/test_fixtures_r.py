@@ -80,7 +80,7 @@ def test_fit_matches_r(case):
 @pytest.mark.parametrize("case", sorted(R_PREDICT_BUGS))
 def test_r_predict_bugs_differ_from_intended(case):
     """Why these cases are tested against link_direct: R's own link is not the
-    model's decision value there (documented in SPEC.md and the fixture README)."""
+    model's decision value there (documented in docs/r-behaviour.md and the fixture README)."""
     d = load_fixture(case)
     path = fit_fixture(d)
     ours = kerndwd.predict(path, d["newx"], type="link")

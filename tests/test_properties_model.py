@@ -46,9 +46,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import kerndwd
-from kerndwd import _mm
-from kerndwd.loss import _loss
-from kerndwd.path import build_majorizer
+from kerndwd.engine import FactorCache, Problem, build_majoriser, mm_path
 
 #: examples per model test: a fraction of the profile's budget (fits are slower)
 FIT_EXAMPLES = max(10, settings().max_examples // 3)
@@ -119,13 +117,12 @@ def assert_same_f(f1, f2, tol=F_TOL):
 # ---------------------------------------------------------------------------
 # the MM iteration
 # ---------------------------------------------------------------------------
-def true_objective(maj, coef, y, w, q, lam):
-    """``F`` of (3.1)/(4.2) from the intercept-first coefficients (recomputing ``f``)."""
-    alpha = maj.to_alpha(coef)
-    f = alpha[0] + maj.design.apply(alpha[1:])
-    loss = _loss(y * f, q)
-    data = np.mean(loss if w is None else w * loss)
-    return data + lam * maj.design.penalty(alpha[1:]), f
+def true_objective(maj, coord, y, lam):
+    """``F`` of (3.1)/(4.2) from the majoriser's coordinates (recomputing ``f``
+    from the intercept-first coefficients)."""
+    alpha = maj.to_alpha(coord)
+    f = alpha[0] + maj.form.apply(alpha[1:])
+    return maj.loss.mean(y * f) + lam * maj.form.penalty(alpha[1:]), f
 
 
 @given(datasets(n_max=14), qs, st.lists(lams_wide, min_size=1, max_size=3, unique=True),
@@ -154,23 +151,24 @@ def test_mm_objective_never_increases(data_xy, q, lambdas, design, wts):
     else:
         kern = kerndwd.rbfdot(0.5)
         Xd = X
-    maj = build_majorizer(Xd, kern, q, w)
     lam_sorted = np.sort(np.asarray(lambdas))[::-1]
+    problem = Problem.from_arrays(Xd, y, lam_sorted, q=q, weights=w, kern=kern, eps=1e-12, maxit=400)
+    maj = build_majoriser(problem, FactorCache(Xd, kern))
     states = []
 
-    def record(l, lam, coef, f):
-        states.append((l, coef.copy(), f.copy()))
+    def record(l, lam, coord, f):
+        states.append((l, coord.copy(), f.copy()))
 
-    _mm.mm_path(maj, y, w, q, lam_sorted, 1e-12, 400, callback=record, rule="step")
+    mm_path(maj, problem, callback=record)
     assert states, "the callback was never called"
-    prev_coef = maj.zero()
-    for l, coef, f in states:
+    prev_coord = maj.zero()
+    for l, coord, f in states:
         lam = lam_sorted[l]
-        before, _ = true_objective(maj, prev_coef, y, w, q, lam)
-        after, f_true = true_objective(maj, coef, y, w, q, lam)
+        before, _ = true_objective(maj, prev_coord, y, lam)
+        after, f_true = true_objective(maj, coord, y, lam)
         assert after <= before + 1e-12 * abs(before) + 1e-300, (l, before, after)
         assert np.abs(f - f_true).max() <= 1e-9 * max(1.0, np.abs(f_true).max())
-        prev_coef = coef
+        prev_coord = coord
 
 
 @given(datasets(unbalanced=True), qs, lams, kernels(), maybe_weights)
@@ -343,10 +341,15 @@ def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
     reach the same decision values (converged, 2e-6 relative), and
     ``X' alpha`` equals ``beta``."""
     X, y = data_xy
-    lin = _mm.LinearEigen(X, q)
-    ker = _mm.KernelEigen(X @ X.T, q)
-    r_lin = _mm.mm_path(lin, y, None, q, np.array([lam]), EPS_KKT, MAXIT, rule="kkt")
-    r_ker = _mm.mm_path(ker, y, None, q, np.array([lam]), EPS_KKT, MAXIT, rule="kkt")
+    settings_ = dict(q=q, stop="kkt", eps=EPS_KKT, maxit=MAXIT)
+    lin = Problem.from_arrays(X, y, [lam], **settings_)
+    # tunedwd's rule (n > p for the linear form) with p >= n: the kernel form on X X'
+    Xwide = np.hstack([X, np.zeros((X.shape[0], X.shape[0]))])
+    ker = Problem.from_arrays(Xwide, y, [lam], **settings_)
+    r_lin = mm_path(build_majoriser(lin, FactorCache(X, lin.kern)), lin)
+    maj_ker = build_majoriser(ker, FactorCache(Xwide, ker.kern))
+    assert maj_ker.predictor.coef_space == "kernel"
+    r_ker = mm_path(maj_ker, ker)
     assert r_lin.jerr == 0 and r_ker.jerr == 0
     a_lin, a_ker = r_lin.alpha[:, 0], r_ker.alpha[:, 0]
     f_lin = a_lin[0] + X @ a_lin[1:]

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from kerndwd import _mm
-from kerndwd._iterative import LinearCG, SparseLinearDesign
+from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, mm_path
+from kerndwd.engine.forms import SparseLinearForm
+from kerndwd.engine.iterative import LinearCG
 
 
 def _problem(n=120, p=60, density=0.08, seed=0):
@@ -24,10 +25,15 @@ def _problem(n=120, p=60, density=0.08, seed=0):
 def test_cg_majoriser_reaches_the_dense_optimum(weighted, q):
     X, y, rng = _problem()
     w = rng.uniform(0.2, 2.0, size=y.size) if weighted else None
-    lam = np.array([0.05, 0.01])
-    cg_res = _mm.mm_path(LinearCG(X, w, q), y, w, q, lam, 1e-10, 100000, rule="kkt")
-    dense = _mm.LinearCholesky(X.toarray(), np.ones(y.size) if w is None else w, q)
-    ref = _mm.mm_path(dense, y, w, q, lam, 1e-10, 100000, rule="kkt")
+    settings = dict(q=q, stop="kkt", eps=1e-10, maxit=100000)
+    problem = Problem.from_arrays(X, y, [0.05, 0.01], weights=w, **settings)
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    assert isinstance(maj, LinearCG)
+    cg_res = mm_path(maj, problem)
+    # the dense reference: the weighted (Cholesky) majoriser, weights all ones when unweighted
+    dense = Problem.from_arrays(X.toarray(), y, [0.05, 0.01], weights=np.ones(y.size) if w is None else w,
+                                **settings)
+    ref = mm_path(build_majoriser(dense, FactorCache(dense.X, dense.kern)), dense)
     assert cg_res.jerr == 0 and (cg_res.kkt <= 1e-10).all()
     Xd = X.toarray()
     f_cg = cg_res.alpha[0] + Xd @ cg_res.alpha[1:]
@@ -39,21 +45,22 @@ def test_cg_majoriser_reaches_the_dense_optimum(weighted, q):
 def test_cg_steps_descend_and_stop_rule_step():
     """Each (inexact, warm-started) CG step decreases the objective, and R's rule works too."""
     X, y, _ = _problem(seed=1)
-    maj = LinearCG(X, None, 1.0)
+    problem = Problem.from_arrays(X, y, [0.02], eps=1e-8)
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
     objs = []
 
-    def record(l, lam, coef, f):
-        objs.append(_mm.objective(maj.design, maj.to_alpha(coef), y, None, 1.0, lam))
+    def record(l, lam, coord, f):
+        objs.append(evaluate(maj.form, maj.to_alpha(coord), y, maj.loss, lam)[1])
 
-    res = _mm.mm_path(maj, y, None, 1.0, np.array([0.02]), 1e-8, 100000, rule="step", callback=record)
+    res = mm_path(maj, problem, callback=record)
     assert res.jerr == 0 and len(objs) == res.npass[0] > 5
     assert (np.diff(objs) <= 1e-14).all()
     assert maj.cg_iterations > 0
 
 
-def test_sparse_design_matches_dense():
+def test_sparse_form_matches_dense():
     X, _, rng = _problem()
-    design = SparseLinearDesign(X.tocsc())
+    design = SparseLinearForm(X.tocsc())
     theta, z = rng.standard_normal(X.shape[1]), rng.standard_normal(X.shape[0])
     np.testing.assert_allclose(design.apply(theta), X.toarray() @ theta, atol=1e-12)
     np.testing.assert_allclose(design.apply_t(z), X.toarray().T @ z, atol=1e-12)

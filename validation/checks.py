@@ -2,7 +2,7 @@
 
 Each ``check_*`` function returns a list of rows (dicts) with
 
-    check     the issue's check number and topic ("2 port vs cone program")
+    check     the check's number and topic ("2 port vs cone program"; docs/validation.md)
     name      what was compared
     measured  the error measured (a float, or None when skipped)
     threshold what it must satisfy, in words
@@ -26,7 +26,7 @@ from reference import cone, rbridge
 from reference.fixtures import fixture_names, load_fixture
 
 # --------------------------------------------------------------------------
-# thresholds (the issue's, named once)
+# thresholds, named once (docs/validation.md gives the reason for each)
 # --------------------------------------------------------------------------
 #: Fixture tolerances of reference/fixtures/kerndwd-r-2.0.3/README.md.
 FIXTURE_RTOL = 1e-8

@@ -1,10 +1,10 @@
 """A majoriser for sparse or very wide linear designs, solved by conjugate gradients.
 
-The dense linear majorisers of :mod:`kerndwd._mm` form ``Z'WZ`` (``p+1``
+The dense linear majorisers of :mod:`kerndwd.engine.linear` form ``Z'WZ`` (``p+1``
 square) and the kernel majorisers form ``K`` (``n`` square); for text-style
 data (``n`` and ``p`` around 1e5, 0.1% non-zeros) neither fits in memory.
 :class:`LinearCG` never forms either: it solves the same majoriser system as
-:class:`kerndwd._mm.LinearCholesky`,
+:class:`kerndwd.engine.linear.LinearCholesky`,
 
     (M Z'WZ + 2 n lambda diag(0, I) + M gam I) step = -rhs,
     rhs = (sum_i z_i, X'z + 2 n lambda beta),
@@ -25,7 +25,7 @@ with ``Q > 0`` is discarded and the system re-solved from zero.  At a fixed
 point the step vanishes, and with a relative CG residual below 1 so does
 ``rhs``: the limit is the exact optimum, the same as the dense solvers'.
 
-:func:`kerndwd._mm.mm_path` runs this majoriser unchanged (both stopping
+:func:`kerndwd.engine.loop.mm_path` runs this majoriser unchanged (both stopping
 rules; ``grad_sq`` is ``||rhs||^2 / n^2`` as in the dense majorisers).
 """
 
@@ -35,33 +35,17 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import LinearOperator, cg
 
-from ._mm import GAM_FIT, LinearDesign, LinearPenaltyMixin
+from .contract import LinearPenalty, Majoriser
+from .forms import SparseLinearForm
+from .predictors import LinearPredictor
 
-__all__ = ["SparseLinearDesign", "LinearCG", "CG_RTOL"]
+__all__ = ["LinearCG", "CG_RTOL"]
 
 #: Relative residual at which each CG solve of the majoriser system stops.
 #: The MM iteration only needs a descent step; 1e-6 makes the inexact step
 #: indistinguishable from the exact one in the number of MM passes, while a
 #: much looser value costs extra passes near the optimum.
 CG_RTOL = 1e-6
-
-
-class SparseLinearDesign(LinearDesign):
-    """``f = b0 + X beta`` for a ``scipy.sparse`` (or dense) ``X``.
-
-    Products always come back as flat float arrays, whatever the sparse
-    container (``spmatrix`` products can return ``np.matrix``).
-    """
-
-    def __init__(self, X):
-        super().__init__(X)
-        self._Xt = X.T  # a transposed view (CSR <-> CSC), no copy of the data
-
-    def apply(self, theta):
-        return np.asarray(self.X @ theta, dtype=float).reshape(-1)
-
-    def apply_t(self, z):
-        return np.asarray(self._Xt @ z, dtype=float).reshape(-1)
 
 
 def _weighted_col_sq_sums(X, w):
@@ -74,19 +58,17 @@ def _weighted_col_sq_sums(X, w):
     return (X * X).T @ w
 
 
-class LinearCG(LinearPenaltyMixin):
+class LinearCG(LinearPenalty, Majoriser):
     """Weighted or unweighted linear DWD, the majoriser solved by conjugate gradients.
 
     Parameters
     ----------
     X : scipy.sparse matrix or ndarray, shape (n, p)
         Validated predictors (never densified, never modified).
-    w : ndarray, shape (n,), or None
-        Observation weights (``None``: all ones, R's unweighted problem).
-    q : float
-        Loss exponent.
+    loss : DWDLoss
+        The loss (exponent and weights; unweighted: all ones).
     gam : float
-        The ridge R adds to the majoriser (:data:`kerndwd._mm.GAM_FIT`).
+        The ridge on the majoriser (:data:`kerndwd.engine.problem.GAM_FIT`).
     rtol : float
         Relative residual of each CG solve (:data:`CG_RTOL`).
     cg_maxiter : int, optional
@@ -100,12 +82,13 @@ class LinearCG(LinearPenaltyMixin):
 
     solver = "cgldwd"
 
-    def __init__(self, X, w, q, gam=GAM_FIT, rtol=CG_RTOL, cg_maxiter=None):
-        self.design = SparseLinearDesign(X)
+    def __init__(self, X, loss, gam, predictor=None, rtol=CG_RTOL, cg_maxiter=None):
+        self.form = SparseLinearForm(X)
         n, p = X.shape
         self.n, self.ncoef = n, p + 1
-        self.M = (q + 1.0) ** 2 / q
-        self.w = np.ones(n) if w is None else np.asarray(w, dtype=float)
+        self.loss = loss
+        self.predictor = LinearPredictor(p) if predictor is None else predictor
+        self.w = np.ones(n) if loss.weights is None else loss.weights
         self.gam = float(gam)
         self.rtol = float(rtol)
         self.cg_maxiter = cg_maxiter
@@ -114,29 +97,26 @@ class LinearCG(LinearPenaltyMixin):
         self._warm = np.zeros(self.ncoef)
         self.cg_iterations = 0
 
-    def to_alpha(self, coef):
-        return coef.copy()
-
     def zero(self):
         self._warm = np.zeros(self.ncoef)  # a new path (mm_path starts here): forget the last step
         return np.zeros(self.ncoef)
 
     def _gram(self, c):
         """``v -> (Z'WZ + gam I + c diag(0, I)) v`` as a LinearOperator."""
-        design, w, gam, ncoef = self.design, self.w, self.gam, self.ncoef
+        form, w, gam, ncoef = self.form, self.w, self.gam, self.ncoef
 
         def matvec(v):
             v = np.asarray(v, dtype=float).reshape(-1)
-            u = w * (v[0] + design.apply(v[1:]))
+            u = w * (v[0] + form.apply(v[1:]))
             out = np.empty(ncoef)
             out[0] = u.sum() + gam * v[0]
-            out[1:] = design.apply_t(u) + (gam + c) * v[1:]
+            out[1:] = form.apply_t(u) + (gam + c) * v[1:]
             return out
 
         return LinearOperator((ncoef, ncoef), matvec=matvec, dtype=float)
 
     def at_lambda(self, lam):
-        n, M, design = self.n, self.M, self.design
+        n, M, form = self.n, self.loss.lipschitz, self.form
         c = 2.0 * n * lam / M
         A = self._gram(c)
         dinv = 1.0 / (self._diag + np.concatenate(([0.0], np.full(self.ncoef - 1, c))))
@@ -154,16 +134,16 @@ class LinearCG(LinearPenaltyMixin):
             self.cg_iterations += counter[0]
             return sol
 
-        def step_fn(z, coef):
+        def step_fn(z, coord):
             rhs = np.empty(self.ncoef)
             rhs[0] = z.sum()
-            rhs[1:] = design.apply_t(z) + two_n_lam * coef[1:]
+            rhs[1:] = form.apply_t(z) + two_n_lam * coord[1:]
             b = -rhs / M  # step solves A step = b
             step = solve(b, self._warm)
             # descent check: Q(s)/M = s'As/2 - b's must not exceed Q(0) = 0
             if step @ (0.5 * A.matvec(step) - b) > 0.0:
                 step = solve(b, None)
             self._warm = step.copy()
-            return step, step[0] + design.apply(step[1:]), rhs @ rhs / (n * n)
+            return step, step[0] + form.apply(step[1:]), rhs @ rhs / (n * n)
 
         return step_fn

@@ -1,0 +1,37 @@
+"""The DWD engine: one MM loop, majorisers behind one contract, designs that build them.
+
+Layout (each module's docstring has the details):
+
+* :mod:`.contract` -- what a majoriser, a predictor and a form promise;
+* :mod:`.loss` -- :class:`DWDLoss`, the exponent q and the weights, passed once;
+* :mod:`.problem` -- :class:`Problem`, the validated input of a fit;
+* :mod:`.loop` -- :func:`mm_path`, the one MM iteration (R's, plus a
+  gradient stopping rule and momentum);
+* :mod:`.forms`, :mod:`.predictors` -- ``f = b0 + B theta`` and prediction;
+* :mod:`.linear`, :mod:`.kernel`, :mod:`.iterative` -- the majoriser families;
+* :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
+* :mod:`.cache` -- kernel matrices and decompositions shared across fits;
+* :mod:`.crossval` -- the cross-validation core and R's CV rules.
+
+The faces (``kerndwd.fit``/``predict``, ``cv``/``tune``, the plots, and the
+scikit-learn estimators) build a :class:`Problem` and call :func:`fit_path`
+or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
+"""
+
+from .cache import FactorCache
+from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
+from .loop import STOP_RULES, PathResult, evaluate, mm_path
+from .loss import DWDLoss
+from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
+
+__all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "GAM_FIT", "GAM_TUNE", "LINEAR_RULES",
+           "PathResult", "Problem", "STOP_RULES", "build_majoriser", "design_names", "evaluate", "fit_path",
+           "make_design", "mm_path", "register_design"]
+
+
+def fit_path(problem, cache=None):
+    """Fit ``problem`` along its lambdas: returns ``(PathResult, majoriser)``;
+    the majoriser's ``predictor`` turns the result's ``alpha`` into decision values."""
+    cache = FactorCache(problem.X, problem.kern) if cache is None else cache
+    majoriser = build_majoriser(problem, cache)
+    return mm_path(majoriser, problem), majoriser

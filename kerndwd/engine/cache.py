@@ -1,0 +1,69 @@
+"""Work shared between the fits of one problem: kernel matrices and decompositions.
+
+One :class:`FactorCache` belongs to one set of rows.  The cache of the whole
+problem forms the ``n x n`` kernel matrix at most once; the cache of a
+cross-validation fold (:meth:`FactorCache.fold`) slices its training block
+and its held-out cross-kernel out of that matrix, and keeps the fold's
+decompositions (the eigendecomposition of its kernel matrix, of its Gram
+matrix, its features) for every q and every one-vs-rest class fitted on it.
+A fold's cache is dropped when the fold is done, so only one fold's
+decompositions are held at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FactorCache"]
+
+
+class FactorCache:
+    """Memoised work on the rows of one problem.
+
+    Parameters
+    ----------
+    X : array, shape (n, p), or None
+        The problem's rows (None for a fold: its matrices come from the parent).
+    kern : Kernel
+    parent : FactorCache, optional
+        The cache of all rows, when this one holds the subset ``rows`` of it.
+    rows : ndarray of int, optional
+    """
+
+    def __init__(self, X, kern, parent=None, rows=None):
+        self.X = X
+        self.kern = kern
+        self.n = X.shape[0] if rows is None else len(rows)
+        self._parent = parent
+        self._rows = rows
+        self._memo = {}
+
+    def memo(self, key, compute):
+        """``compute()`` the first time ``key`` is asked for, the stored value after."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def kernel_matrix(self):
+        """The kernel matrix of these rows (sliced from the parent's, when there is one)."""
+        if self._parent is None:
+            return self.memo("kernel_matrix", lambda: self.kern(self.X))
+        rows = self._rows
+        return self.memo("kernel_matrix", lambda: self._parent.kernel_matrix()[np.ix_(rows, rows)])
+
+    def cross_kernel(self, test):
+        """A callable returning ``K(X_parent[test], X[rows])`` from the parent's matrix
+        (sliced once), or None when no kernel matrix has been formed for these
+        rows (their fit needs none).  A fold holds one ``test`` set."""
+        parent = self._parent
+        if parent is None or "kernel_matrix" not in self._memo:
+            return None
+        return lambda: self.memo("cross_kernel", lambda: parent.kernel_matrix()[np.ix_(test, self._rows)])
+
+    def fold(self, rows):
+        """The cache of the subset ``rows`` of these rows (a fold's training part)."""
+        return FactorCache(None, self.kern, parent=self, rows=rows)
+
+    def release(self):
+        """Forget the memoised work (a fold is done)."""
+        self._memo.clear()

@@ -1,0 +1,284 @@
+"""The cross-validation core that ``cv``, ``tune`` and ``DWDClassifierCV`` share.
+
+:func:`heldout_decisions` fits, for every fold, one warm-started path per q
+and per binary target on the fold's training rows, and records the
+held-out decision values.  The work is fold-major: a fold's kernel matrix
+(sliced from the one matrix of all rows) and its decompositions live in the
+fold's :class:`~kerndwd.engine.cache.FactorCache`, serve every q and every
+target, and are dropped before the next fold.
+
+The rest of the module is the R package's arithmetic of cross-validation,
+number for number: the random fold assignment, the misclassification rate
+and its standard error (:func:`cv_error`), the choice of ``lambda.min`` and
+``lambda.1se`` (:func:`select_lambda`), and the choice of q
+(:func:`choose_last_minimum`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .designs import build_majoriser
+from .loop import mm_path
+
+__all__ = ["MIN_FOLDS", "draw_foldid", "check_nfolds", "check_foldid", "fold_rows", "heldout_decisions",
+           "cv_error", "select_lambda", "choose_last_minimum"]
+
+#: R refuses fewer folds than this (``nfolds < 3`` is an error in ``cv.kerndwd``).
+MIN_FOLDS = 3
+
+#: When every fold holds at least this many observations on average
+#: (``n / nfolds >= 3``) R summarises each fold by its mean error first;
+#: below it, it works on the raw 0/1 errors.
+MIN_FOLD_SIZE_FOR_FOLD_MEANS = 3
+
+
+# --------------------------------------------------------------------------
+# folds
+# --------------------------------------------------------------------------
+def draw_foldid(nfolds, n, rng):
+    """R's assignment: a random permutation of ``rep(1:nfolds, length = n)`` (1-based)."""
+    return rng.permutation(np.resize(np.arange(1, nfolds + 1), n))
+
+
+def check_nfolds(nfolds, n, name="nfolds"):
+    whole = isinstance(nfolds, numbers.Real) and float(nfolds).is_integer()
+    if isinstance(nfolds, (bool, np.bool_)) or not whole:
+        raise TypeError(f"{name} must be an integer, got {nfolds!r}")
+    nfolds = int(nfolds)
+    if nfolds < MIN_FOLDS:
+        raise ValueError(f"{name} must be at least {MIN_FOLDS} (as in R's cv.kerndwd), got {nfolds}")
+    if nfolds > n:
+        raise ValueError(f"{name}={nfolds} exceeds the number of observations ({n}); every fold needs one")
+    return nfolds
+
+
+def check_foldid(foldid, n):
+    """1-based fold labels as in R: integers 1..K, each used, K >= 3."""
+    try:
+        arr = np.asarray(foldid.to_numpy() if hasattr(foldid, "to_numpy") else foldid)
+    except Exception:
+        raise TypeError("foldid must be a sequence of integers") from None
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"foldid must have one entry per row of X ({n}), got shape {arr.shape}")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"foldid must hold integers, got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if not np.isfinite(arr).all() or not (arr == np.round(arr)).all():
+        raise ValueError("foldid must hold whole numbers (fold labels 1, 2, ..., nfolds)")
+    arr = arr.astype(int)
+    if arr.min() < 1:
+        raise ValueError(
+            f"foldid is 1-based as in R (labels 1..nfolds) but contains {arr.min()}; "
+            "for 0-based fold labels pass foldid + 1"
+        )
+    nfolds = int(arr.max())
+    empty = np.setdiff1d(np.arange(1, nfolds + 1), arr)
+    if empty.size:
+        raise ValueError(f"foldid leaves fold(s) {empty.tolist()} empty; use labels 1..nfolds, each at least once")
+    if nfolds < MIN_FOLDS:
+        raise ValueError(f"foldid defines {nfolds} folds; at least {MIN_FOLDS} are needed (as in R)")
+    return arr
+
+
+def fold_rows(foldid, targets):
+    """``(train, test)`` row indices per fold; every target must keep both
+    classes in every training part."""
+    folds = []
+    for k in range(1, int(foldid.max()) + 1):
+        test = np.flatnonzero(foldid == k)
+        train = np.flatnonzero(foldid != k)
+        if any(np.unique(t[train]).size < 2 for t in targets):
+            raise ValueError(f"the training part of fold {k} (all but fold {k}) holds only one class; "
+                             "choose other folds")
+        folds.append((train, test))
+    return folds
+
+
+# --------------------------------------------------------------------------
+# held-out decision values
+# --------------------------------------------------------------------------
+def _fit_fold(problem, cache, train, test, qs, targets):
+    """Held-out decision values of one fold, for every q and target:
+    a list over q of lists over targets of ``(links, jerr)``."""
+    fold_problem = problem.subset(train)
+    fold_cache = cache.fold(train)
+    newx = problem.X[test]
+    out = []
+    for q in qs:
+        problem_q = fold_problem.with_q(q)
+        majoriser = build_majoriser(problem_q, fold_cache)
+        cross = fold_cache.cross_kernel(test)
+        row = []
+        for y in targets:
+            result = mm_path(majoriser, problem_q.with_labels(y[train]))
+            row.append((majoriser.predictor.decision(newx, result.alpha, cross=cross), result.jerr))
+        out.append(row)
+    fold_cache.release()
+    return out
+
+
+def _progress(total, desc, verbose):
+    if not verbose:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise ImportError(
+            "verbose=True shows a progress bar and needs tqdm: pip install tqdm "
+            "(or pip install 'kerndwd[progress]')"
+        ) from None
+    return tqdm(total=total, desc=desc, unit="fold")
+
+
+def _run(tasks, n_jobs, bar):
+    """``_fit_fold(*args)`` for each task, in order, optionally in parallel with
+    joblib; the results never depend on ``n_jobs``."""
+    if n_jobs == 1:
+        gen = (_fit_fold(*args) for args in tasks)
+    else:
+        try:
+            import joblib
+        except ImportError:
+            raise ImportError(
+                "n_jobs other than 1 runs folds in parallel with joblib: pip install joblib"
+            ) from None
+        gen = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(
+            joblib.delayed(_fit_fold)(*args) for args in tasks)
+    results = []
+    for res in gen:
+        results.append(res)
+        if bar is not None:
+            bar.update(1)
+    return results
+
+
+def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, verbose=False, desc="cv folds"):
+    """Cross-validated decision values.
+
+    Parameters
+    ----------
+    problem : Problem
+        The whole problem (its labels are ignored: ``targets`` gives them).
+    cache : FactorCache
+        The cache of all rows.
+    foldid : ndarray of int, shape (n,)
+        Validated 1-based fold labels.
+    qs : sequence of float
+        Loss exponents.
+    targets : list of ndarray, shape (n,)
+        +-1 labels of each binary problem (one for binary DWD; one per class
+        for one-vs-rest).
+
+    Returns
+    -------
+    predmat : ndarray, shape (len(qs), len(targets), n, L)
+        Row ``i`` comes from the fold that left observation ``i`` out; NaN
+        where that fold's path stopped early (``maxit`` ran out).
+    jerr : ndarray of int, shape (len(qs), len(targets), nfolds)
+    """
+    folds = fold_rows(foldid, targets)
+    problem.design.prepare(problem, cache, folds)
+    tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
+    bar = _progress(len(tasks), desc, verbose)
+    try:
+        results = _run(tasks, n_jobs, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    n, nlam = problem.n, problem.lambdas.size
+    predmat = np.full((len(qs), len(targets), n, nlam), np.nan)
+    jerr = np.zeros((len(qs), len(targets), len(folds)), dtype=int)
+    for k, ((_, test), res) in enumerate(zip(folds, results)):
+        for iq, row in enumerate(res):
+            for it, (links, fold_jerr) in enumerate(row):
+                predmat[iq, it][test, :links.shape[1]] = links
+                jerr[iq, it, k] = fold_jerr
+    return predmat, jerr
+
+
+# --------------------------------------------------------------------------
+# R's error, standard error and selection rules
+# --------------------------------------------------------------------------
+def cv_error(predmat, y, foldid):
+    """``cvm`` and ``cvsd`` from held-out decision values ``predmat`` (n, L).
+
+    A held-out point is misclassified when its predicted class (+1 where the
+    link is > 0, else -1) differs from its label.  With ``n / nfolds >= 3``
+    each fold is summarised by its mean error; ``cvm`` is the mean of the
+    fold means and ``cvsd = sqrt(mean((foldmean - cvm)^2) / (N - 1))``, ``N``
+    the number of folds.  Otherwise the same formulas are applied to the raw
+    0/1 errors, ``N`` being the number of predictions.  Missing predictions
+    (NaN, a fold whose path stopped early) are left out of both, per lambda.
+    """
+    nfolds = int(foldid.max())
+    missing = np.isnan(predmat)
+    err = (np.where(predmat > 0, 1.0, -1.0) != y[:, None]).astype(float)
+    err[missing] = np.nan
+    n = y.shape[0]
+    if n / nfolds >= MIN_FOLD_SIZE_FOR_FOLD_MEANS:
+        onehot = foldid[None, :] == np.arange(1, nfolds + 1)[:, None]  # (nfolds, n)
+        counts = onehot.astype(float) @ (~missing).astype(float)
+        sums = onehot.astype(float) @ np.where(missing, 0.0, err)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            units = sums / counts  # fold means; NaN where the fold has no prediction
+    else:
+        units = err
+    return _mean_and_se(units)
+
+
+def _mean_and_se(units):
+    """Column means of ``units`` (NaN ignored) and ``sqrt(mean((u - m)^2) / (N - 1))``.
+
+    The means are formed as R's ``mean`` forms them: the sum accumulated in
+    extended precision (``numpy.longdouble``), divided by ``N``, plus one
+    correction pass.  Error rates are sums of fractions like ``k / 20`` whose
+    last bit depends on that rounding, and R's tie rules compare them
+    exactly.  Plain double sums differ from R's ``cvm`` in the last bit at
+    several lambdas of the ``cv_rbf`` fixture, enough to turn a tie in R into
+    a strict inequality here.  Where ``longdouble`` is just
+    ``double`` (some platforms) the last bit may differ from R's.
+    """
+    present = ~np.isnan(units)
+    N = present.sum(axis=0)
+    Nl = N.astype(np.longdouble)
+    vals = np.where(present, units, 0.0).astype(np.longdouble)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_l = vals.sum(axis=0) / Nl
+        mean_l = mean_l + np.where(present, vals - mean_l, 0.0).sum(axis=0) / Nl
+        cvm = mean_l.astype(float)
+        dev2 = np.where(present, (units - cvm) ** 2, 0.0).astype(np.longdouble).sum(axis=0) / Nl
+        cvsd = np.sqrt(dev2.astype(float) / (N - 1))
+    cvm[N == 0] = np.nan
+    cvsd[N < 2] = np.nan
+    return cvm, cvsd
+
+
+def select_lambda(cvm, cvsd):
+    """Indices of R's ``lambda.min`` and ``lambda.1se`` (lambdas decreasing,
+    so the first index is the largest lambda).
+
+    NaN entries of ``cvm`` (lambdas no fold reached) are ignored.  When the
+    standard error at ``lambda_min`` is undefined (a single fold reached it)
+    ``lambda_1se`` falls back to ``lambda_min``.
+    """
+    finite = ~np.isnan(cvm)
+    if not finite.any():
+        raise RuntimeError(
+            "no fold finished even the first lambda (maxit ran out on every fold): "
+            "increase maxit or start the path at a larger lambda"
+        )
+    cvmin = cvm[finite].min()
+    i_min = int(np.flatnonzero(finite & (cvm <= cvmin))[0])
+    bound = cvm[i_min] + cvsd[i_min]
+    within = finite & (cvm <= bound)
+    i_1se = int(np.flatnonzero(within)[0]) if within.any() else i_min
+    return i_min, i_1se
+
+
+def choose_last_minimum(scores):
+    """Index of the smallest score, ties going to the last (R's ``tunedwd`` rule for q)."""
+    scores = np.asarray(scores)
+    return int(np.flatnonzero(scores == scores.min())[-1])

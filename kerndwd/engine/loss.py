@@ -1,0 +1,99 @@
+"""The loss object of the engine: ``V_q`` with its weights, passed once.
+
+:class:`DWDLoss` bundles the exponent ``q`` and the observation weights of
+the data term ``(1/n) sum_i w_i V_q(y_i f_i)`` of (3.1), (4.2) and (6.2).
+It is built where input enters (the problem object), handed to the
+majoriser, and the MM loop reads it from there; no other part of the engine
+receives ``q`` or the weights.
+
+The elementwise kernels :func:`loss_values` and :func:`loss_derivs` work on
+validated float input and never raise; the public, checked versions are
+:func:`kerndwd.dwd_loss` and :func:`kerndwd.dwd_loss_deriv`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["DWDLoss", "loss_values", "loss_derivs"]
+
+
+def loss_values(u, q):
+    """``V_q(u)`` (3.1): ``1 - u`` up to the knot ``t = q/(q+1)``, then
+    ``(t/u)^q / (q+1)``, a form whose powers cannot overflow (``t/u < 1``)."""
+    t = q / (q + 1.0)
+    ratio = t / np.maximum(u, t)
+    return np.where(u <= t, 1.0 - u, ratio**q / (q + 1.0))
+
+
+def loss_derivs(u, q):
+    """``V_q'(u)`` (3.5): ``-1`` up to the knot, then ``-(t/u)^(q+1)``."""
+    t = q / (q + 1.0)
+    # at or below the knot the ratio is exactly 1.0, and 1.0 ** (q + 1) is
+    # exactly 1.0: no branch is needed (this runs once per MM pass)
+    out = np.maximum(u, t, out=np.empty_like(u, dtype=float))
+    np.divide(t, out, out=out)
+    np.power(out, q + 1.0, out=out)
+    return np.negative(out, out=out)
+
+
+class DWDLoss:
+    """``u -> w_i V_q(u_i)`` for exponent ``q > 0`` and weights ``w`` (None: all ones).
+
+    Attributes
+    ----------
+    q : float
+    weights : ndarray of shape (n,) or None
+        Observation weights (weighted DWD, (6.2)); None for the unweighted problem.
+    lipschitz : float
+        ``M = (q + 1)^2 / q``, the bound of Lemma 2 on ``V_q''``: the curvature
+        of every quadratic majoriser of the engine.
+    """
+
+    __slots__ = ("q", "weights", "lipschitz")
+
+    def __init__(self, q, weights=None):
+        self.q = float(q)
+        self.weights = weights
+        self.lipschitz = (self.q + 1.0) ** 2 / self.q
+
+    @property
+    def weighted(self):
+        return self.weights is not None
+
+    def value(self, margins):
+        """``V_q`` elementwise (unweighted)."""
+        return loss_values(margins, self.q)
+
+    def deriv(self, margins):
+        """``V_q'`` elementwise (unweighted)."""
+        return loss_derivs(margins, self.q)
+
+    def mean(self, margins):
+        """The data term ``(1/n) sum_i w_i V_q(u_i)`` (divided by ``n``, not by the
+        total weight, as the R package does)."""
+        values = loss_values(margins, self.q)
+        if self.weights is not None:
+            values = self.weights * values
+        return float(np.mean(values))
+
+    def weighted_labels(self, y):
+        """``w * y`` (``y`` itself when unweighted): the factor of ``V_q'`` in the
+        derivative of the data term with respect to ``f``."""
+        return y if self.weights is None else self.weights * y
+
+    def subset(self, rows):
+        """The same loss on a subset of the observations (a CV fold)."""
+        return DWDLoss(self.q, None if self.weights is None else self.weights[rows])
+
+    def with_q(self, q):
+        return DWDLoss(q, self.weights)
+
+    def __repr__(self):
+        return f"DWDLoss(q={self.q:g}, weighted={self.weighted})"
+
+    def __getstate__(self):
+        return (self.q, self.weights)
+
+    def __setstate__(self, state):
+        self.__init__(*state)

@@ -1,0 +1,120 @@
+"""The validated problem: everything a DWD fit needs, built once where input enters.
+
+The faces (``kerndwd.fit``, ``cv``, ``tune``, ``DWDClassifier``,
+``DWDClassifierCV``) validate their arguments and build one
+:class:`Problem`; everything below them trusts it.  Cross-validation derives
+the problem of a fold with :meth:`Problem.subset`, a q value with
+:meth:`Problem.with_q` and a one-vs-rest target with
+:meth:`Problem.with_labels`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .loss import DWDLoss
+
+__all__ = ["Problem", "GAM_FIT", "GAM_TUNE", "LINEAR_RULES"]
+
+#: Ridge added to the majoriser (eigenvalues or diagonal) by the R package's
+#: ``kerndwd()``; it keeps a singular ``Z'Z`` or ``K`` invertible and, being
+#: positive, keeps the quadratic above the objective.
+GAM_FIT = 1e-7
+#: The ridge R's ``tunedwd()`` uses instead.
+GAM_TUNE = 1e-6
+
+#: When the linear kernel is solved in ``beta`` (``p + 1`` unknowns) rather
+#: than in kernel coefficients (``n + 1``): R's ``kerndwd`` does so when
+#: ``n >= p`` unweighted and ``n > p`` weighted; its ``tunedwd`` only when ``n > p``.
+LINEAR_RULES = ("kerndwd", "tunedwd")
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """A validated DWD problem along a lambda path.
+
+    Attributes
+    ----------
+    X : ndarray, sparse matrix or dask array, shape (n, p)
+        Validated predictors (never modified).
+    y : ndarray, shape (n,)
+        Labels in {-1, +1}.
+    classes : ndarray, shape (2,)
+        The original labels of -1 and +1.
+    lambdas : ndarray, shape (L,)
+        Positive penalties, decreasing.
+    loss : DWDLoss
+        The exponent q and the observation weights.
+    kern : Kernel
+        The kernel (``vanilladot()`` for linear DWD).
+    stop : {"step", "kkt"}
+        R's step rule, or the gradient-norm rule.
+    eps : float
+        Tolerance of the stopping rule.
+    maxit : int
+        Budget of MM passes for the whole path.
+    accelerate : bool
+        Nesterov momentum with restarts (changes the iterates; off for R's).
+    gam : float
+        Ridge on the majoriser (:data:`GAM_FIT` or :data:`GAM_TUNE`).
+    linear_rule : {"kerndwd", "tunedwd"}
+        See :data:`LINEAR_RULES`.
+    design : str or None
+        A registered design (:mod:`kerndwd.engine.designs`); None: the exact
+        kernel, with R's choice between the linear and the kernel solver.
+    design_options : dict
+        Keyword options of that design (e.g. ``n_components``).
+    """
+
+    X: object
+    y: np.ndarray
+    classes: np.ndarray
+    lambdas: np.ndarray
+    loss: DWDLoss
+    kern: object
+    stop: str = "step"
+    eps: float = 1e-5
+    maxit: int = 100000
+    accelerate: bool = False
+    gam: float = GAM_FIT
+    linear_rule: str = "kerndwd"
+    design: str | None = None
+    design_options: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_arrays(cls, X, y, lambdas, *, q=1.0, weights=None, kern=None, design=None, **settings):
+        """A problem from arrays the caller vouches for (float ``X``, ``y`` in
+        {-1, +1}, decreasing ``lambdas``): for tests, benchmarks and engine
+        work.  ``kern`` defaults to the linear kernel, ``design`` to the exact
+        kernel; ``settings`` are the other fields (``stop``, ``eps``, ...)."""
+        from ..kernels import vanilladot
+        from .designs import ExactDesign
+
+        return cls(X=X, y=np.asarray(y, dtype=float), classes=np.array([-1.0, 1.0]),
+                   lambdas=np.atleast_1d(np.asarray(lambdas, dtype=float)), loss=DWDLoss(q, weights),
+                   kern=vanilladot() if kern is None else kern,
+                   design=ExactDesign() if design is None else design, **settings)
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def p(self):
+        return self.X.shape[1]
+
+    def subset(self, rows):
+        """The problem on the rows ``rows`` (a fold's training part)."""
+        return replace(self, X=self.X[rows], y=self.y[rows], loss=self.loss.subset(rows))
+
+    def with_q(self, q):
+        return self if float(q) == self.loss.q else replace(self, loss=self.loss.with_q(q))
+
+    def with_labels(self, y):
+        """The same problem for other +-1 labels (a one-vs-rest target)."""
+        return replace(self, y=y)
+
+    def with_lambdas(self, lambdas):
+        return replace(self, lambdas=np.asarray(lambdas, dtype=float))
