@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ._scalars import check_integer, check_real
-from .engine import GAM_FIT, STOP_RULES, DWDLoss, Problem, make_design
+from .engine import GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names
 from .kernels import Kernel, rbfdot, sigest
 
 
@@ -163,6 +163,15 @@ def check_stop(stop, name="stop"):
     return stop
 
 
+def check_method(method, stop, name="method"):
+    """The path solver: a registered name, or None for the default of ``stop``."""
+    if method is None:
+        return default_method(stop)
+    if not isinstance(method, str) or method not in method_names():
+        raise ValueError(f"{name} must be one of {method_names()} or None, got {method!r}")
+    return method
+
+
 def check_n_jobs(n_jobs):
     if n_jobs is None:
         return 1
@@ -204,7 +213,8 @@ def check_data(X, y, wt):
 
 
 def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, random_state=None,
-                  approx=None, solver=None, design_options=None, gam=GAM_FIT, linear_rule="kerndwd"):
+                  approx=None, solver=None, design_options=None, gam=GAM_FIT, linear_rule="kerndwd",
+                  method=None):
     """One :class:`Problem` from the output of :func:`check_data` and the other
     arguments of ``fit``, ``cv`` and ``tune`` (validated here).  The default
     kernel's ``sigest`` draws from ``random_state`` (cv draws its folds first)."""
@@ -218,11 +228,12 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
         accelerate = stop == "kkt"  # momentum with the gradient rule; R's plain iteration with R's rule
     elif not isinstance(accelerate, (bool, np.bool_)):
         raise TypeError(f"accelerate must be True, False or None, got {accelerate!r}")
+    method = check_method(method, stop)
     kern = default_kernel(kern, X, random_state)
     design = check_design(approx, solver, kern, design_options or {}, random_state)
     return Problem(X=X, y=y_pm, classes=classes, lambdas=lam, loss=DWDLoss(q, w), kern=kern, stop=stop,
                    eps=eps, maxit=maxit, accelerate=bool(accelerate), gam=gam, linear_rule=linear_rule,
-                   design=design)
+                   design=design, method=method)
 
 
 def warn_not_converged(jerr, lambdas, maxit):

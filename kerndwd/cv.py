@@ -79,7 +79,8 @@ class CVResult(RNamed):
     fit_args : dict
         Keyword arguments of :func:`kerndwd.fit` that reproduce the fitting
         settings on all the data (``kern``, ``qval``, ``wt``, ``eps``,
-        ``maxit``, ``stop``), e.g.
+        ``maxit``, ``stop``, ``method``, and any ``approx`` or ``solver``
+        with its options), e.g.
         ``kerndwd.fit(X, y, res.lambda_, **res.fit_args)``.
     """
 
@@ -198,7 +199,11 @@ def _cv_result(problem, predmat, jerr, foldid, q):
     warn_folds(jerr, problem.lambdas, problem.maxit, q=q, stacklevel=4)
     cvm, cvsd = core.cv_error(predmat, problem.y, foldid)
     fit_args = dict(kern=problem.kern, qval=problem.loss.q if q is None else float(q), wt=problem.loss.weights,
-                    eps=problem.eps, maxit=problem.maxit, stop=problem.stop)
+                    eps=problem.eps, maxit=problem.maxit, stop=problem.stop, method=problem.method)
+    design = problem.design
+    if design.name != "exact":  # the approximation or solver, with its options
+        fit_args[design.selected_by] = design.name
+        fit_args.update(design.options)
     return CVResult(lambdas=problem.lambdas, cvm=cvm, cvsd=cvsd, predmat=predmat, foldid=foldid,
                     fold_jerr=jerr, qval=fit_args["qval"], fit_args=fit_args)
 
@@ -207,8 +212,8 @@ def _cv_result(problem, predmat, jerr, foldid, q):
 # public entry points
 # --------------------------------------------------------------------------
 def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.0, eps=1e-5,
-       maxit=100000, stop="step", random_state=None, n_jobs=None, verbose=False, approx=None, solver=None,
-       **design_options):
+       maxit=100000, stop="step", random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
+       solver=None, **design_options):
     """K-fold cross-validation of the DWD path, as ``cv.kerndwd`` in R.
 
     Each fold is left out in turn; the path is fitted on the other folds with
@@ -255,9 +260,10 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
         results do not depend on it.
     verbose : bool, default False
         Show a progress bar over the folds (needs ``tqdm``).
-    approx, solver, **design_options
-        A kernel approximation or exact-kernel solver and its options, as in
-        :func:`kerndwd.fit`; each fold fits its own (e.g. its own landmarks).
+    method, approx, solver, **design_options
+        The path solver, and a kernel approximation or exact-kernel solver
+        with its options, as in :func:`kerndwd.fit`; each fold fits its own
+        approximation (e.g. its own landmarks).
 
     Returns
     -------
@@ -289,15 +295,15 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     """
     n_jobs = check_n_jobs(n_jobs)
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state,
-                                    approx=approx, solver=solver, design_options=design_options)
+                                    approx=approx, solver=solver, design_options=design_options, method=method)
     predmat, jerr = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], [problem.y], n_jobs=n_jobs,
                                            verbose=verbose, desc="cv folds")
     return _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
 
 
 def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=None, *, eps=1e-5,
-         maxit=100000, stop="step", random_state=None, n_jobs=None, verbose=False, approx=None, solver=None,
-         **design_options):
+         maxit=100000, stop="step", random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
+         solver=None, **design_options):
     """Choose lambda and q together by cross-validation, as ``tunedwd`` in R.
 
     For every q in ``qvals`` the path is cross-validated as in :func:`cv`
@@ -321,7 +327,7 @@ def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=
         Folds run in parallel with joblib (each fits every q); results do not depend on it.
     verbose : bool, default False
         Progress bar over the folds (needs ``tqdm``).
-    approx, solver, **design_options
+    method, approx, solver, **design_options
         As in :func:`cv`.
 
     Returns
@@ -335,7 +341,7 @@ def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=
     qs = check_qvals(qvals)
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, float(qs[0]), eps, maxit, stop,
                                     random_state, gam=GAM_TUNE, linear_rule="tunedwd", approx=approx,
-                                    solver=solver, design_options=design_options)
+                                    solver=solver, design_options=design_options, method=method)
     predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
                                            verbose=verbose, desc="tune folds")
     cvres = [_cv_result(problem, predmat[iq, 0], jerr[iq, 0], foldid, q) for iq, q in enumerate(qs)]

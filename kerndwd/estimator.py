@@ -26,12 +26,13 @@ from ._checks import (
     DWDConvergenceWarning,
     check_design,
     check_lambdas,
+    check_method,
     check_n_jobs,
     check_qvals,
     check_stop,
     warn_folds,
 )
-from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, mm_path
+from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, run_path
 from .engine import crossval as core
 from ._scalars import check_integer, check_real
 from .kernels import Kernel, kernel_from_spec, sigest
@@ -223,7 +224,8 @@ def _problem(est, data, lambdas, q, eps, stop, maxit):
     """The validated problem of the first target (the others by ``with_labels``)."""
     return Problem(X=data.X, y=data.targets[0], classes=data.classes, lambdas=np.asarray(lambdas, dtype=float),
                    loss=DWDLoss(q, data.weights), kern=data.kern, stop=stop, eps=eps, maxit=maxit,
-                   accelerate=stop == "kkt", gam=GAM_FIT, design=data.design)
+                   accelerate=stop == "kkt", gam=GAM_FIT, design=data.design,
+                   method=check_method(est.method, stop))
 
 
 # --------------------------------------------------------------------------
@@ -287,6 +289,9 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         iterate is kept.
     random_state : int, numpy Generator or None
         Seeds ``gamma="sigest"`` and any random kernel approximation.
+    method : str or None, default None
+        The path solver (:func:`kerndwd.engine.method_names`); None: the
+        default for ``stop``.
     approx : str or None, default None
         A kernel approximation registered with the engine
         (:func:`kerndwd.engine.design_names`), fitted instead of the exact kernel.
@@ -369,8 +374,8 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
-                 class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None, approx=None,
-                 n_components=None, solver=None, design_options=None):
+                 class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None, method=None,
+                 approx=None, n_components=None, solver=None, design_options=None):
         self.lambd = lambd
         self.q = q
         self.kernel = kernel
@@ -383,6 +388,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         self.stop = stop
         self.max_iter = max_iter
         self.random_state = random_state
+        self.method = method
         self.approx = approx
         self.n_components = n_components
         self.solver = solver
@@ -427,7 +433,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         majoriser = build_majoriser(problem, cache)
         cols, npass, kkt, obj = [], [], [], []
         for y_pm in targets:
-            res = mm_path(majoriser, problem.with_labels(y_pm))
+            res = run_path(majoriser, problem.with_labels(y_pm))
             if res.jerr:
                 # the budget ran out: keep the last iterate, as scikit-learn's solvers do
                 alpha, value, grad_norm = res.unfinished
@@ -575,8 +581,8 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
 
     def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
-                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, approx=None,
-                 n_components=None, solver=None, design_options=None):
+                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, method=None,
+                 approx=None, n_components=None, solver=None, design_options=None):
         self.lambdas = lambdas
         self.qvals = qvals
         self.kernel = kernel
@@ -594,6 +600,7 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         self.cv_stop = cv_stop
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.method = method
         self.approx = approx
         self.n_components = n_components
         self.solver = solver
@@ -608,7 +615,7 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
                              stop=self.stop, max_iter=self.max_iter, random_state=self.random_state,
-                             approx=self.approx, n_components=self.n_components, solver=self.solver,
+                             method=self.method, approx=self.approx, n_components=self.n_components, solver=self.solver,
                              design_options=self.design_options)
 
     def fit(self, X, y, sample_weight=None):

@@ -142,7 +142,8 @@ class DWDPath(RNamed):
 
 
 def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000, *,
-        random_state=None, stop="step", accelerate=None, approx=None, solver=None, **design_options):
+        random_state=None, stop="step", accelerate=None, method=None, approx=None, solver=None,
+        **design_options):
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
     Minimises ``(1/n) sum_i wt_i V_q(y_i f(x_i)) + lambda ||f||^2`` for each
@@ -193,6 +194,10 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
         ``stop="step"`` so that R's iterates, ``npass`` included, are
         reproduced exactly.  On ill-conditioned problems it cuts the passes
         needed for a tight fit by 10 to 100 times.
+    method : str, optional
+        The path solver (:func:`kerndwd.engine.method_names`): ``"mm"``, the
+        MM iteration of the paper and of R.  Default: its default for
+        ``stop``.
     approx : str, optional
         A kernel approximation registered with the engine (see
         :func:`kerndwd.engine.design_names`), fitted instead of the exact
@@ -209,7 +214,7 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     """
     problem = build_problem(check_data(X, y, wt), lambdas, kern, qval, eps, maxit, stop, accelerate,
                             random_state=random_state, approx=approx, solver=solver,
-                            design_options=design_options)
+                            design_options=design_options, method=method)
     return fit_problem(problem)
 
 

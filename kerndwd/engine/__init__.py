@@ -6,7 +6,8 @@ Layout (each module's docstring has the details):
 * :mod:`.loss` -- :class:`DWDLoss`, the exponent q and the weights, passed once;
 * :mod:`.problem` -- :class:`Problem`, the validated input of a fit;
 * :mod:`.loop` -- :func:`mm_path`, the one MM iteration (R's, plus a
-  gradient stopping rule and momentum);
+  gradient stopping rule and momentum), and :func:`run_path`, which runs
+  the problem's path solver (``method``);
 * :mod:`.forms`, :mod:`.predictors` -- ``f = b0 + B theta`` and prediction;
 * :mod:`.linear`, :mod:`.kernel`, :mod:`.iterative` -- the majoriser families;
 * :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
@@ -20,13 +21,13 @@ or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
 
 from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
-from .loop import STOP_RULES, PathResult, evaluate, mm_path
+from .loop import STOP_RULES, PathResult, default_method, evaluate, method_names, mm_path, register_method, run_path
 from .loss import DWDLoss
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
 
 __all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "GAM_FIT", "GAM_TUNE", "LINEAR_RULES",
-           "PathResult", "Problem", "STOP_RULES", "build_majoriser", "design_names", "evaluate", "fit_path",
-           "make_design", "mm_path", "register_design"]
+           "PathResult", "Problem", "STOP_RULES", "build_majoriser", "default_method", "design_names", "evaluate",
+           "fit_path", "make_design", "method_names", "mm_path", "register_design", "register_method", "run_path"]
 
 
 def fit_path(problem, cache=None):
@@ -34,4 +35,4 @@ def fit_path(problem, cache=None):
     the majoriser's ``predictor`` turns the result's ``alpha`` into decision values."""
     cache = FactorCache(problem.X, problem.kern) if cache is None else cache
     majoriser = build_majoriser(problem, cache)
-    return mm_path(majoriser, problem), majoriser
+    return run_path(majoriser, problem), majoriser

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 from .designs import build_majoriser
-from .loop import mm_path
+from .loop import run_path
 
 __all__ = ["MIN_FOLDS", "draw_foldid", "check_nfolds", "check_foldid", "fold_rows", "heldout_decisions",
            "cv_error", "select_lambda", "choose_last_minimum"]
@@ -113,7 +113,7 @@ def _fit_fold(problem, cache, train, test, qs, targets):
         cross = fold_cache.cross_kernel(test)
         row = []
         for y in targets:
-            result = mm_path(majoriser, problem_q.with_labels(y[train]))
+            result = run_path(majoriser, problem_q.with_labels(y[train]))
             row.append((majoriser.predictor.decision(newx, result.alpha, cross=cross), result.jerr))
         out.append(row)
     fold_cache.release()

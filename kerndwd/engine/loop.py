@@ -14,11 +14,38 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PathResult", "mm_path", "evaluate", "STOP_RULES"]
+__all__ = ["PathResult", "mm_path", "evaluate", "run_path", "register_method", "method_names", "default_method",
+           "STOP_RULES"]
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
 #: optimality criterion (norm of the gradient of ``F`` below ``eps``).
 STOP_RULES = ("step", "kkt")
+
+#: Path solvers by name: ``fn(majoriser, problem) -> PathResult``.  Every one
+#: runs on a majoriser (its form, loss and predictor) along the problem's
+#: lambdas; ``"mm"`` is the MM iteration itself.
+_METHODS = {}
+
+
+def register_method(name, fn):
+    """Make ``fn(majoriser, problem) -> PathResult`` selectable as ``method=name``."""
+    _METHODS[name] = fn
+    return fn
+
+
+def method_names():
+    return sorted(_METHODS)
+
+
+def default_method(stop):
+    """The path solver used when the caller names none: the MM iteration (R's
+    iterates under R's rule)."""
+    return "mm"
+
+
+def run_path(majoriser, problem):
+    """Fit ``problem`` along its lambdas with its path solver (``problem.method``)."""
+    return _METHODS[problem.method](majoriser, problem)
 
 
 @dataclass
@@ -175,3 +202,6 @@ def mm_path(majoriser, problem, callback=None):
         kkt=np.asarray(kkts),
         unfinished=unfinished,
     )
+
+
+register_method("mm", mm_path)

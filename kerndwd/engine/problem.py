@@ -10,7 +10,7 @@ the problem of a fold with :meth:`Problem.subset`, a q value with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -61,11 +61,13 @@ class Problem:
         Ridge on the majoriser (:data:`GAM_FIT` or :data:`GAM_TUNE`).
     linear_rule : {"kerndwd", "tunedwd"}
         See :data:`LINEAR_RULES`.
-    design : str or None
-        A registered design (:mod:`kerndwd.engine.designs`); None: the exact
-        kernel, with R's choice between the linear and the kernel solver.
-    design_options : dict
-        Keyword options of that design (e.g. ``n_components``).
+    design : Design
+        A registered design with its options (:mod:`kerndwd.engine.designs`);
+        :class:`~kerndwd.engine.designs.ExactDesign` is the exact kernel, with
+        R's choice between the linear and the kernel solver.
+    method : str
+        The path solver (:func:`kerndwd.engine.loop.run_path`): ``"mm"``, the
+        MM iteration, or another registered one.
     """
 
     X: object
@@ -80,8 +82,8 @@ class Problem:
     accelerate: bool = False
     gam: float = GAM_FIT
     linear_rule: str = "kerndwd"
-    design: str | None = None
-    design_options: dict = field(default_factory=dict)
+    design: object = None
+    method: str = "mm"
 
     @classmethod
     def from_arrays(cls, X, y, lambdas, *, q=1.0, weights=None, kern=None, design=None, **settings):
