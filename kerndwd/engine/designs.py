@@ -29,7 +29,8 @@ from scipy import linalg, sparse
 from .contract import Majoriser, check_majoriser
 from .iterative import LinearCG
 from .kernel import KernelCholesky, KernelEigen
-from .linear import LinearCholesky, LinearEigen, gram_with_intercept
+from .forms import DenseLinearForm, LinearForm, SparseLinearForm
+from .linear import LinearCholesky, LinearEigen
 from .predictors import FeaturePredictor, KernelPredictor
 
 __all__ = ["Design", "ExactDesign", "FeatureDesign", "register_design", "make_design", "design_names",
@@ -144,11 +145,11 @@ class ExactDesign(Design):
         X, loss, gam = problem.X, problem.loss, problem.gam
         if self.solves_in_beta(problem):
             if sparse.issparse(X):
-                return LinearCG(X, loss, gam)
+                return LinearCG(SparseLinearForm(X), loss, gam)
             if loss.weighted:
-                return LinearCholesky(X, loss, gam)
-            return LinearEigen(X, loss, gam, gram_eig=cache.memo("gram_eigh", lambda: linalg.eigh(
-                gram_with_intercept(X))))
+                return LinearCholesky(LinearForm(X), loss, gam)
+            form = DenseLinearForm(X)
+            return LinearEigen(form, loss, gam, gram_eig=cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))
         K = cache.kernel_matrix()
         predictor = KernelPredictor(problem.kern, X)
         if loss.weighted:
@@ -164,9 +165,17 @@ class FeatureDesign(Design):
 
     Subclasses implement :meth:`fitted_map`; the MM step is the linear one
     (:class:`LinearEigen`, or :class:`LinearCholesky` when weighted) on the
-    feature matrix ``Phi = phi(X)``, which is formed once per set of rows and
-    shared by every q and class fitted on them.
+    form of the feature matrix ``Phi = phi(X)`` (:meth:`feature_form`), which
+    is formed once per set of rows and shared by every q and class fitted on
+    them.
     """
+
+    def feature_form(self, fmap, X, weighted):
+        """The linear form of the features of the rows ``X``: by default the
+        dense ``Phi = fmap.transform(X)`` (with ``Z = [1, Phi]`` kept when
+        unweighted).  Designs whose features need other storage override it."""
+        Phi = fmap.transform(X)
+        return LinearForm(Phi) if weighted else DenseLinearForm(Phi)
 
     @abstractmethod
     def fitted_map(self, X, kern):
@@ -176,10 +185,11 @@ class FeatureDesign(Design):
     def majoriser(self, problem, cache):
         # a cache serves the fits of one problem, hence of this one design
         fmap = cache.memo("feature_map", lambda: self.fitted_map(problem.X, problem.kern))
-        Phi = cache.memo("features", lambda: fmap.transform(problem.X))
-        predictor = FeaturePredictor(fmap, problem.p)
         loss, gam = problem.loss, problem.gam
+        form = cache.memo(("feature_form", loss.weighted),
+                          lambda: self.feature_form(fmap, problem.X, loss.weighted))
+        predictor = FeaturePredictor(fmap, problem.p)
         if loss.weighted:
-            return LinearCholesky(Phi, loss, gam, predictor)
-        gram_eig = cache.memo("gram_eigh", lambda: linalg.eigh(gram_with_intercept(Phi)))
-        return LinearEigen(Phi, loss, gam, predictor, gram_eig=gram_eig)
+            return LinearCholesky(form, loss, gam, predictor)
+        gram_eig = cache.memo("gram_eigh", lambda: linalg.eigh(form.gram()))
+        return LinearEigen(form, loss, gam, predictor, gram_eig=gram_eig)

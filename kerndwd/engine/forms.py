@@ -1,24 +1,38 @@
-"""The forms ``f = b0 + B theta`` of the engine (see :class:`kerndwd.engine.contract.Form`)."""
+"""The forms ``f = b0 + B theta`` of the engine (see :class:`kerndwd.engine.contract.Form`).
+
+A *linear* form (``||f||^2 = theta' theta``) also offers the products with
+the intercept-augmented basis ``Z = [1, B]`` that the linear majorisers use
+(:meth:`LinearForm.zmul`, :meth:`LinearForm.ztmul`) and the weighted Gram
+matrix ``Z'WZ`` (:meth:`LinearForm.gram`).  The dense form keeps ``Z`` so
+that each is one BLAS call; other storage (sparse matrices, feature
+matrices formed in row chunks, arrays spread over a cluster) supplies its
+own form with the same methods, and every linear majoriser runs on it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinearForm", "KernelForm", "SparseLinearForm"]
+__all__ = ["LinearForm", "DenseLinearForm", "SparseLinearForm", "KernelForm", "weighted_col_sq_sums"]
 
 
 class LinearForm:
-    """``f = b0 + X beta``, ``||f||^2 = beta' beta`` (``X`` dense, or features ``Phi``)."""
+    """``f = b0 + B beta``, ``||f||^2 = beta' beta``, for any ``B`` with ``@`` and ``.T``.
 
-    def __init__(self, X):
-        self.X = X
-        self.n = X.shape[0]
+    Subclasses may override the products for their storage; the defaults
+    apply ``B`` directly.
+    """
 
+    def __init__(self, B):
+        self.B = B
+        self.n, self.p = B.shape
+
+    # --- what evaluate() uses: theta without the intercept
     def apply(self, theta):
-        return self.X @ theta
+        return self.B @ theta
 
     def apply_t(self, z):
-        return self.X.T @ z
+        return self.B.T @ z
 
     def penalty(self, theta, applied=None):
         return float(theta @ theta)
@@ -26,9 +40,68 @@ class LinearForm:
     def penalty_grad(self, theta, applied=None):
         return 2.0 * theta
 
+    # --- what the linear majorisers use: Z = [1, B]
+    def zmul(self, coef):
+        """``Z coef = coef[0] + B coef[1:]``, shape (n,)."""
+        return coef[0] + self.apply(coef[1:])
+
+    def ztmul(self, z):
+        """``Z' z = [sum(z); B' z]``, shape (p + 1,)."""
+        out = np.empty(self.p + 1)
+        out[0] = z.sum()
+        out[1:] = self.apply_t(z)
+        return out
+
+    def gram(self, weights=None):
+        """``Z'WZ`` (``W = I`` when ``weights`` is None), shape (p+1, p+1)."""
+        B, p = self.B, self.p
+        G = np.empty((p + 1, p + 1))
+        if weights is None:
+            colsum = B.sum(axis=0)
+            G[0, 0] = self.n
+            G[0, 1:] = colsum
+            G[1:, 0] = colsum
+            G[1:, 1:] = B.T @ B
+        else:
+            wB = B * weights[:, None]
+            G[0, 0] = weights.sum()
+            G[0, 1:] = wB.sum(axis=0)
+            G[1:, 0] = G[0, 1:]
+            G[1:, 1:] = B.T @ wB
+        return G
+
+    def weighted_sq_norms(self, weights):
+        """Diagonal of ``Z'WZ`` (a preconditioner of the iterative majoriser)."""
+        return np.concatenate(([weights.sum()], (self.B * self.B).T @ weights))
+
+
+class DenseLinearForm(LinearForm):
+    """A dense ``B``, with ``Z = [1, B]`` formed once so that each product with
+    ``Z`` or ``Z'`` is a single BLAS call (two per MM pass)."""
+
+    def __init__(self, B):
+        super().__init__(B)
+        self.Z = np.empty((self.n, self.p + 1))
+        self.Z[:, 0] = 1.0
+        self.Z[:, 1:] = B
+
+    def zmul(self, coef):
+        return self.Z @ coef
+
+    def ztmul(self, z):
+        return self.Z.T @ z
+
+
+def weighted_col_sq_sums(X, w):
+    """``sum_i w_i x_ij^2`` for each column ``j`` of a sparse ``X`` without densifying it."""
+    # the squared entries share X's index arrays: one extra array of nnz floats
+    Xc = X.tocsr() if X.format != "csc" else X
+    squared = type(Xc)((Xc.data * Xc.data, Xc.indices, Xc.indptr), shape=Xc.shape)
+    return np.asarray(squared.T @ w, dtype=float).reshape(-1)
+
 
 class SparseLinearForm(LinearForm):
-    """``f = b0 + X beta`` for a ``scipy.sparse`` ``X``.
+    """``f = b0 + X beta`` for a ``scipy.sparse`` ``X`` (never densified).
 
     Products always come back as flat float arrays, whatever the sparse
     container (``spmatrix`` products can return ``np.matrix``).
@@ -39,10 +112,13 @@ class SparseLinearForm(LinearForm):
         self._Xt = X.T  # a transposed view (CSR <-> CSC), no copy of the data
 
     def apply(self, theta):
-        return np.asarray(self.X @ theta, dtype=float).reshape(-1)
+        return np.asarray(self.B @ theta, dtype=float).reshape(-1)
 
     def apply_t(self, z):
         return np.asarray(self._Xt @ z, dtype=float).reshape(-1)
+
+    def weighted_sq_norms(self, weights):
+        return np.concatenate(([weights.sum()], weighted_col_sq_sums(self.B, weights)))
 
 
 class KernelForm:

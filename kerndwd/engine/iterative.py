@@ -32,11 +32,9 @@ rules; ``grad_sq`` is ``||rhs||^2 / n^2`` as in the dense majorisers).
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 from scipy.sparse.linalg import LinearOperator, cg
 
 from .contract import LinearPenalty, Majoriser
-from .forms import SparseLinearForm
 from .predictors import LinearPredictor
 
 __all__ = ["LinearCG", "CG_RTOL"]
@@ -48,23 +46,14 @@ __all__ = ["LinearCG", "CG_RTOL"]
 CG_RTOL = 1e-6
 
 
-def _weighted_col_sq_sums(X, w):
-    """``sum_i w_i x_ij^2`` for each column ``j`` without densifying ``X``."""
-    if sparse.issparse(X):
-        # the squared entries share X's index arrays: one extra array of nnz floats
-        Xc = X.tocsr() if X.format != "csc" else X
-        squared = type(Xc)((Xc.data * Xc.data, Xc.indices, Xc.indptr), shape=Xc.shape)
-        return np.asarray(squared.T @ w, dtype=float).reshape(-1)
-    return (X * X).T @ w
-
-
 class LinearCG(LinearPenalty, Majoriser):
     """Weighted or unweighted linear DWD, the majoriser solved by conjugate gradients.
 
     Parameters
     ----------
-    X : scipy.sparse matrix or ndarray, shape (n, p)
-        Validated predictors (never densified, never modified).
+    form : LinearForm
+        ``f = b0 + X beta`` (:class:`kerndwd.engine.forms.SparseLinearForm` for
+        sparse ``X``, never densified, never modified).
     loss : DWDLoss
         The loss (exponent and weights; unweighted: all ones).
     gam : float
@@ -82,9 +71,9 @@ class LinearCG(LinearPenalty, Majoriser):
 
     solver = "cgldwd"
 
-    def __init__(self, X, loss, gam, predictor=None, rtol=CG_RTOL, cg_maxiter=None):
-        self.form = SparseLinearForm(X)
-        n, p = X.shape
+    def __init__(self, form, loss, gam, predictor=None, rtol=CG_RTOL, cg_maxiter=None):
+        self.form = form
+        n, p = form.n, form.p
         self.n, self.ncoef = n, p + 1
         self.loss = loss
         self.predictor = LinearPredictor(p) if predictor is None else predictor
@@ -93,7 +82,7 @@ class LinearCG(LinearPenalty, Majoriser):
         self.rtol = float(rtol)
         self.cg_maxiter = cg_maxiter
         # diagonal of Z'WZ + gam I (Jacobi preconditioner, plus c on the penalised part per lambda)
-        self._diag = np.concatenate(([self.w.sum()], _weighted_col_sq_sums(X, self.w))) + self.gam
+        self._diag = form.weighted_sq_norms(self.w) + self.gam
         self._warm = np.zeros(self.ncoef)
         self.cg_iterations = 0
 
@@ -105,13 +94,12 @@ class LinearCG(LinearPenalty, Majoriser):
         """``v -> (Z'WZ + gam I + c diag(0, I)) v`` as a LinearOperator."""
         form, w, gam, ncoef = self.form, self.w, self.gam, self.ncoef
 
+        shift = np.full(ncoef, gam + c)
+        shift[0] = gam
+
         def matvec(v):
             v = np.asarray(v, dtype=float).reshape(-1)
-            u = w * (v[0] + form.apply(v[1:]))
-            out = np.empty(ncoef)
-            out[0] = u.sum() + gam * v[0]
-            out[1:] = form.apply_t(u) + (gam + c) * v[1:]
-            return out
+            return form.ztmul(w * form.zmul(v)) + shift * v
 
         return LinearOperator((ncoef, ncoef), matvec=matvec, dtype=float)
 
@@ -134,16 +122,18 @@ class LinearCG(LinearPenalty, Majoriser):
             self.cg_iterations += counter[0]
             return sol
 
+        penalty_scale = np.full(self.ncoef, two_n_lam)
+        penalty_scale[0] = 0.0
+
         def step_fn(z, coord):
-            rhs = np.empty(self.ncoef)
-            rhs[0] = z.sum()
-            rhs[1:] = form.apply_t(z) + two_n_lam * coord[1:]
+            rhs = form.ztmul(z)
+            rhs += penalty_scale * coord
             b = -rhs / M  # step solves A step = b
             step = solve(b, self._warm)
             # descent check: Q(s)/M = s'As/2 - b's must not exceed Q(0) = 0
             if step @ (0.5 * A.matvec(step) - b) > 0.0:
                 step = solve(b, None)
             self._warm = step.copy()
-            return step, step[0] + form.apply(step[1:]), rhs @ rhs / (n * n)
+            return step, form.zmul(step), rhs @ rhs / (n * n)
 
         return step_fn

@@ -18,55 +18,31 @@ import numpy as np
 from scipy import linalg
 
 from .contract import LinearPenalty, Majoriser
-from .forms import LinearForm
 from .predictors import LinearPredictor
 
-__all__ = ["LinearEigen", "LinearCholesky", "gram_with_intercept"]
-
-
-def gram_with_intercept(X, w=None):
-    """``Z'WZ`` for ``Z = [1, X]`` (``W = I`` when ``w`` is None)."""
-    p = X.shape[1]
-    G = np.empty((p + 1, p + 1))
-    if w is None:
-        colsum = X.sum(axis=0)
-        G[0, 0] = X.shape[0]
-        G[0, 1:] = colsum
-        G[1:, 0] = colsum
-        G[1:, 1:] = X.T @ X
-    else:
-        wX = X * w[:, None]
-        G[0, 0] = w.sum()
-        G[0, 1:] = wX.sum(axis=0)
-        G[1:, 0] = G[0, 1:]
-        G[1:, 1:] = X.T @ wX
-    return G
+__all__ = ["LinearEigen", "LinearCholesky"]
 
 
 class LinearEigen(LinearPenalty, Majoriser):
-    """Unweighted linear DWD (Algorithm 1).
+    """Unweighted linear DWD (Algorithm 1) on a linear form (see
+    :mod:`kerndwd.engine.forms`; the dense one keeps ``Z = [1, X]``).
 
-    ``gram_eig``, when given, is ``linalg.eigh(gram_with_intercept(X))``,
-    computed once and shared (it depends on ``X`` alone, not on q or y).
+    ``gram_eig``, when given, is ``linalg.eigh(form.gram())``, computed once
+    and shared (it depends on the rows alone, not on q or y).
     """
 
     solver = "ldwd"
 
-    def __init__(self, X, loss, gam, predictor=None, gram_eig=None):
-        n, p = X.shape
-        self.n, self.ncoef = n, p + 1
+    def __init__(self, form, loss, gam, predictor=None, gram_eig=None):
+        self.n, self.ncoef = form.n, form.p + 1
         self.loss = loss
-        self.form = LinearForm(X)
-        self.predictor = LinearPredictor(p) if predictor is None else predictor
-        evals, self.evecs = linalg.eigh(gram_with_intercept(X)) if gram_eig is None else gram_eig
+        self.form = form
+        self.predictor = LinearPredictor(form.p) if predictor is None else predictor
+        evals, self.evecs = linalg.eigh(form.gram()) if gram_eig is None else gram_eig
         self.evals = evals + gam
-        # Z = [1, X]: one product gives [sum(z); X'z], one gives b0 + X beta
-        self.Z = np.empty((n, p + 1))
-        self.Z[:, 0] = 1.0
-        self.Z[:, 1:] = X
 
     def at_lambda(self, lam):
-        n, M, V, Z = self.n, self.loss.lipschitz, self.evecs, self.Z
+        n, M, V, form = self.n, self.loss.lipschitz, self.evecs, self.form
         c = 2.0 * n * lam / M
         dq = 1.0 / (self.evals + c)
         Qe0 = V @ (dq * V[0])
@@ -81,10 +57,10 @@ class LinearEigen(LinearPenalty, Majoriser):
         inv_n2 = 1.0 / (n * n)
 
         def step_fn(z, coord):
-            rhs = Z.T @ z
+            rhs = form.ztmul(z)
             rhs += penalty_scale * coord
             step = step_matrix @ rhs
-            return step, Z @ step, (rhs @ rhs) * inv_n2
+            return step, form.zmul(step), (rhs @ rhs) * inv_n2
 
         return step_fn
 
@@ -94,28 +70,27 @@ class LinearCholesky(LinearPenalty, Majoriser):
 
     solver = "wldwd"
 
-    def __init__(self, X, loss, gam, predictor=None):
-        n, p = X.shape
-        self.n, self.ncoef = n, p + 1
+    def __init__(self, form, loss, gam, predictor=None):
+        self.n, self.ncoef = form.n, form.p + 1
         self.loss = loss
-        self.form = LinearForm(X)
-        self.predictor = LinearPredictor(p) if predictor is None else predictor
-        A = gram_with_intercept(X, loss.weights)
-        A[np.diag_indices(p + 1)] += gam
+        self.form = form
+        self.predictor = LinearPredictor(form.p) if predictor is None else predictor
+        A = form.gram(loss.weights)
+        A[np.diag_indices(self.ncoef)] += gam
         self.A = A
 
     def at_lambda(self, lam):
-        n, M, X = self.n, self.loss.lipschitz, self.form.X
+        n, M, form = self.n, self.loss.lipschitz, self.form
         P = self.A.copy()
         P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += 2.0 * n * lam / M
         factor = linalg.cho_factor(P, lower=False, check_finite=False)
-        two_n_lam = 2.0 * n * lam
+        penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
+        penalty_scale[0] = 0.0
 
         def step_fn(z, coord):
-            rhs = np.empty(self.ncoef)
-            rhs[0] = z.sum()
-            rhs[1:] = X.T @ z + two_n_lam * coord[1:]
+            rhs = form.ztmul(z)
+            rhs += penalty_scale * coord
             step = -linalg.cho_solve(factor, rhs, check_finite=False) / M
-            return step, step[0] + X @ step[1:], rhs @ rhs / (n * n)
+            return step, form.zmul(step), rhs @ rhs / (n * n)
 
         return step_fn
