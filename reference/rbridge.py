@@ -16,6 +16,7 @@ suite, the tests) report the check as skipped with that reason.
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -80,10 +81,19 @@ def _robjects():
         import rpy2  # noqa: F401
     except ImportError as exc:
         raise RBridgeUnavailable("rpy2", str(exc)) from None
+    # Starting R sets R_HOME and LD_LIBRARY_PATH in this process's environment;
+    # R needs them only while it loads.  Put the environment back, so that a
+    # Python started later as a subprocess does not pick up R's libraries
+    # (a system libpython among them) instead of its own.
+    saved = dict(os.environ)
     try:
         import rpy2.robjects as ro
     except Exception as exc:  # rpy2 raises various errors when libR cannot be found
         raise RBridgeUnavailable("R", f"{type(exc).__name__}: {exc}") from None
+    finally:
+        for key in set(os.environ) - set(saved):
+            del os.environ[key]
+        os.environ.update(saved)
     return ro
 
 
