@@ -121,12 +121,26 @@ def get_data_home():
     return Path(base) / "kerndwd"
 
 
+#: Bytes read at a time when a local file is hashed before it is read whole.
+_HASH_CHUNK = 1 << 16
+
+
 def _sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def _verify(data, expected, where):
-    got = _sha256(data)
+def _file_sha256(path):
+    """sha256 of a file read in chunks: a wrong or huge file in a data folder
+    is refused without being loaded into memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_HASH_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _verify(data, expected, where, got=None):
+    got = _sha256(data) if got is None else got
     if got != expected:
         raise ValueError(
             f"{where} has sha256 {got}, expected {expected}: the file is damaged or a different "
@@ -154,14 +168,12 @@ def _read_local(src, folder):
     folder = Path(folder)
     csv_path = folder / src.csv_name
     if csv_path.is_file():
-        data = csv_path.read_bytes()
-        _verify(data, src.csv_sha256, str(csv_path))
-        return data
+        _verify(None, src.csv_sha256, str(csv_path), got=_file_sha256(csv_path))
+        return csv_path.read_bytes()
     raw_path = folder / src.raw_name
     if raw_path.is_file():
-        raw = raw_path.read_bytes()
-        _verify(raw, src.raw_sha256, str(raw_path))
-        return _raw_to_csv(src, raw)
+        _verify(None, src.raw_sha256, str(raw_path), got=_file_sha256(raw_path))
+        return _raw_to_csv(src, raw_path.read_bytes())
     return None
 
 
