@@ -1,10 +1,16 @@
 """``python -m validation``: run every check, write report.md and report.json,
-exit 1 when any check fails (skips do not fail, and are listed with reasons)."""
+exit 1 when any check fails (skips do not fail, and are listed with reasons).
+
+The reports go to a new temporary folder unless ``--out DIR`` names one;
+``--refresh`` rewrites the committed ``validation/report.md`` and
+``validation/report.json`` (do that on a machine with R and kernlab, so the
+live checks run)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,10 +20,19 @@ from .report import environment, write_reports
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m validation", description=__doc__)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent,
-                        help="folder for report.md and report.json (default: the validation package)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, default=None,
+                       help="folder for report.md and report.json (default: a new temporary folder)")
+    where.add_argument("--refresh", action="store_true",
+                       help="rewrite the committed reports in the validation package")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
+    if args.refresh:
+        out = Path(__file__).resolve().parent
+    elif args.out is not None:
+        out = args.out
+    else:
+        out = Path(tempfile.mkdtemp(prefix="kerndwd-validation-"))
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
 
     start = time.perf_counter()
@@ -40,7 +55,7 @@ def main(argv=None):
     rows += run("5 live R", checks.check_live_r, log)
     total = time.perf_counter() - start
 
-    md, js = write_reports(rows, args.out, timings, total, environment())
+    md, js = write_reports(rows, out, timings, total, environment())
     n_fail = sum(r["status"] == "fail" for r in rows)
     n_skip = sum(r["status"] == "skip" for r in rows)
     n_pass = sum(r["status"] == "pass" for r in rows)
