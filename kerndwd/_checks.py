@@ -21,24 +21,74 @@ class DWDConvergenceWarning(UserWarning):
     """The MM iteration ran out of its ``maxit`` budget before the path ended."""
 
 
-def check_matrix(X, name="X"):
-    """A finite 2-D float array from an array, list or pandas DataFrame."""
-    if hasattr(X, "iloc") and hasattr(X, "dtypes"):  # pandas DataFrame
-        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not (np.issubdtype(t, np.number) or t == bool)]
+#: Largest magnitude accepted in X: inner products of rows (p terms of up to
+#: MAX_ABS_X^2) must stay far below the largest double (1.8e308).
+MAX_ABS_X = 1e150
+
+
+def _is_sparse(obj):
+    from scipy import sparse
+
+    return sparse.issparse(obj)
+
+
+def _is_pandas(obj):
+    return type(obj).__module__.split(".")[0] == "pandas"
+
+
+def as_float_array(values, name, what="numbers"):
+    """``values`` as a float ndarray, refusing anything that is not numeric.
+
+    Numbers, booleans, numeric object arrays and pandas' nullable numeric
+    types (``Int64``, ``Float64``; ``pd.NA`` becomes NaN for the caller's
+    finiteness check) are accepted; strings, numeric strings included, are
+    a ``TypeError``: a column of text is never silently parsed.
+    """
+    if _is_pandas(values) and hasattr(values, "to_numpy"):
+        dtype = getattr(values, "dtype", None)
+        if dtype is not None and not _numeric_dtype(dtype):
+            raise TypeError(f"{name} must be {what}, got pandas dtype {dtype}")
+        values = values.to_numpy(dtype=float, na_value=np.nan)
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be an array of {what}: {exc}") from None
+    if arr.dtype.kind in "biuf":
+        return arr.astype(float, copy=False)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real, got complex values")
+    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in arr.flat):
+        return arr.astype(float)
+    kind = "strings" if arr.dtype.kind in "USO" else f"dtype {arr.dtype}"
+    raise TypeError(f"{name} must be {what}, got {kind}")
+
+
+def _numeric_dtype(dtype):
+    import pandas as pd
+
+    return pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+
+
+def check_matrix(X, name="X", accept_sparse=False):
+    """A finite 2-D float array (C order) from an array, list or pandas DataFrame;
+    a CSR matrix of floats from a scipy sparse matrix when ``accept_sparse``."""
+    from scipy import sparse
+
+    if sparse.issparse(X):
+        if not accept_sparse:
+            raise TypeError(f"sparse {name} is supported only with the linear kernel (vanilladot()); "
+                            f"pass {name}.toarray() for other kernels")
+        X = sparse.csr_matrix(X, dtype=float, copy=True)
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+        _check_finite_and_scale(X.data, name)
+        return X
+    if _is_pandas(X) and hasattr(X, "dtypes") and hasattr(X, "columns"):  # DataFrame
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _numeric_dtype(t)]
         if bad:
             raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
-        X = X.to_numpy(dtype=float)
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} must be a 2-D numeric array: {exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        try:
-            arr = arr.astype(float)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be numeric, got an array of dtype {arr.dtype}") from None
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real, got complex values")
+        X = X.to_numpy(dtype=float, na_value=np.nan)
+    arr = as_float_array(X, name, "numeric")
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be a 2-D array (rows are observations), got {arr.ndim}-D; "
@@ -48,9 +98,17 @@ def check_matrix(X, name="X"):
         raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
     # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
     arr = np.ascontiguousarray(arr, dtype=float)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+    _check_finite_and_scale(arr, name)
     return arr
+
+
+def _check_finite_and_scale(values, name):
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    largest = float(np.abs(values).max()) if values.size else 0.0
+    if largest > MAX_ABS_X:
+        raise ValueError(f"{name} has entries of magnitude up to {largest:.3g}: products of rows overflow double "
+                         f"precision above about {MAX_ABS_X:g}; rescale {name} (e.g. standardise its columns)")
 
 
 def encode_labels(y, n=None, name="y"):
@@ -65,7 +123,21 @@ def encode_labels(y, n=None, name="y"):
         y = np.asarray(y.astype(object))
     elif hasattr(y, "to_numpy"):
         y = y.to_numpy()
+    if isinstance(y, (list, tuple)):
+        kinds = {"text" if isinstance(v, (str, bytes)) else "number" if isinstance(v, numbers.Number) else "other"
+                 for v in y}
+        if len(kinds) > 1:
+            raise TypeError(f"{name} mixes labels of different types ({', '.join(sorted(kinds))}); "
+                            "use labels of one type")
+        if kinds == {"text"} or kinds == {"number"}:
+            y = np.array(y, dtype=object if kinds == {"text"} else None)
     arr = np.asarray(y)
+    if arr.dtype == object and len({type(v) for v in arr.flat} - {type(None)}) > 1:
+        types = {type(v) for v in arr.flat if v is not None}
+        if not all(isinstance(v, numbers.Number) for v in arr.flat if v is not None) and \
+                not all(isinstance(v, str) for v in arr.flat if v is not None):
+            raise TypeError(f"{name} mixes labels of different types "
+                            f"({', '.join(sorted(t.__name__ for t in types))}); use labels of one type")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -95,10 +167,9 @@ def encode_labels(y, n=None, name="y"):
 
 def check_positive_sequence(values, name, what="positive numbers"):
     """A non-empty 1-D float array of positive finite entries (a copy, order kept)."""
-    try:
-        arr = np.atleast_1d(np.asarray(values, dtype=float))
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of {what}, got {values!r}") from None
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of {what}, got a string")
+    arr = np.atleast_1d(as_float_array(values, name, f"a sequence of {what}"))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of {what}")
     if not np.isfinite(arr).all() or (arr <= 0).any():
@@ -107,36 +178,60 @@ def check_positive_sequence(values, name, what="positive numbers"):
     return arr.copy()
 
 
+#: Largest lambda accepted: ``2 n lambda`` must stay finite.  Far below it
+#: every lambda already gives the intercept-only fit (beta = 0).
+MAX_LAMBDA = 1e200
+
+
 def check_lambdas(lambdas, n, name="lambdas"):
     """Positive finite lambdas, sorted decreasing; R's default grid when None."""
     if lambdas is None:
         if n <= 10000:
             return 10.0 ** np.linspace(3, -3, 100)
         return 10.0 ** np.linspace(0, -7, 100)
-    return np.sort(check_positive_sequence(lambdas, name))[::-1].copy()
+    lam = check_positive_sequence(lambdas, name)
+    if lam.max() > MAX_LAMBDA:
+        raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {lam.max():.3g}): 2 n lambda would overflow, "
+                         "and any lambda that large gives the intercept-only fit")
+    return np.sort(lam)[::-1].copy()
 
 
 def check_positive(value, name):
     return check_real(value, name, "positive")
 
 
+#: Range of q the engine fits.  Outside it the curvature bound of Lemma 2,
+#: M = (q+1)^2/q, exceeds 1e4, so each MM step moves the fit by less than
+#: 1e-4 of the gradient and a path would end where it started; the loss is
+#: then within 1e-4 of its limits (the hinge as q grows).
+QVAL_RANGE = (1e-4, 1e4)
+
+
 def check_qval(qval, name="qval"):
     # R resets qval <= 0 to 1 with a warning; we refuse, so that a typo never
     # silently fits a different model.
-    return check_real(qval, name, "positive")
+    q = check_real(qval, name, "positive")
+    if not QVAL_RANGE[0] <= q <= QVAL_RANGE[1]:
+        raise ValueError(f"{name} must lie in [{QVAL_RANGE[0]:g}, {QVAL_RANGE[1]:g}], got {q:g}: beyond it "
+                         "M = (q+1)^2/q makes the majoriser's steps vanish (and V_q is within 1e-4 of its limit)")
+    return q
 
 
 def check_maxit(maxit, name="maxit"):
     return check_integer(maxit, name, 1)
 
 
-def check_weights(wt, n, name="wt"):
+#: Largest weight accepted: weighted Gram matrices sum n products of weights
+#: and squared entries, which must stay finite.
+MAX_WEIGHT = 1e100
+
+
+def check_weights(wt, n, name="wt", y=None, classes=None):
+    """Non-negative finite weights, one per row; with labels ``y`` (+-1) every
+    class must keep a positive total weight."""
     if wt is None:
         return None
-    try:
-        arr = np.asarray(wt, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of non-negative numbers") from None
+    arr = as_float_array(wt, name, "a sequence of non-negative numbers")
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{name} must have one entry per row of X ({n}), got shape {arr.shape}")
     if not np.isfinite(arr).all():
@@ -145,6 +240,15 @@ def check_weights(wt, n, name="wt"):
         raise ValueError(f"{name} must be non-negative; found {int((arr < 0).sum())} negative entries")
     if not (arr > 0).any():
         raise ValueError(f"{name} must have at least one positive entry")
+    if arr.max() > MAX_WEIGHT:
+        raise ValueError(f"{name} has entries up to {arr.max():.3g}, above {MAX_WEIGHT:g}: the weighted sums "
+                         f"overflow. Weights c * {name} at lambda give the fit of {name} at lambda / c: divide "
+                         f"{name} and the lambdas by the same factor")
+    if y is not None:
+        for label, sign in zip(classes, (-1.0, 1.0)):
+            if not (arr[y == sign] > 0).any():
+                label = label.item() if hasattr(label, "item") else label
+                raise ValueError(f"{name} gives class {label!r} no positive weight: DWD needs both classes")
     return arr.copy()
 
 
@@ -204,12 +308,12 @@ def check_design(approx, solver, kern, options, random_state):
     return make_design(name, kern, options, argument=argument, random_state=random_state)
 
 
-def check_data(X, y, wt):
+def check_data(X, y, wt, accept_sparse=False):
     """The data of ``fit``, ``cv`` and ``tune``: ``(X, y_pm, classes, w)`` validated."""
-    X = check_matrix(X, "X")
+    X = check_matrix(X, "X", accept_sparse=accept_sparse)
     n = X.shape[0]
     y_pm, classes = encode_labels(y, n, "y")
-    return X, y_pm, classes, check_weights(wt, n, "wt")
+    return X, y_pm, classes, check_weights(wt, n, "wt", y=y_pm, classes=classes)
 
 
 def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, random_state=None,
@@ -231,6 +335,9 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
     method = check_method(method, stop)
     kern = default_kernel(kern, X, random_state)
     design = check_design(approx, solver, kern, design_options or {}, random_state)
+    if _is_sparse(X) and not (kern.is_linear and design.name == "exact"):
+        raise TypeError("sparse X is supported only by the exact linear kernel (vanilladot(), no approx or "
+                        "solver): the other kernels form dense matrices anyway; pass X.toarray()")
     return Problem(X=X, y=y_pm, classes=classes, lambdas=lam, loss=DWDLoss(q, w), kern=kern, stop=stop,
                    eps=eps, maxit=maxit, accelerate=bool(accelerate), gam=gam, linear_rule=linear_rule,
                    design=design, method=method)

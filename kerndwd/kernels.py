@@ -83,6 +83,9 @@ class Kernel:
     name: str = "kernel"
     #: True when the kernel is the plain inner product (enables the linear solver)
     is_linear: bool = False
+    #: True when k(x, x) = 1 for every x (the stationary kernels): a computed
+    #: diagonal far from 1 means the data's scale defeats double precision
+    unit_diagonal: bool = False
 
     def __call__(self, x, y=None):
         x = _rows(x, "x")
@@ -122,6 +125,7 @@ class _Vanilla(Kernel):
 class _RBF(Kernel):
     sigma: float = 1.0
     name = "rbfdot"
+    unit_diagonal = True
 
     def _matrix(self, x, y):
         out = _half_sq_dist_neg(x, y)
@@ -133,6 +137,7 @@ class _RBF(Kernel):
 class _Laplace(Kernel):
     sigma: float = 1.0
     name = "laplacedot"
+    unit_diagonal = True
 
     def _matrix(self, x, y):
         d = np.maximum(_sq_dist_rounded(x, y), 0.0)
@@ -158,6 +163,7 @@ class _Bessel(Kernel):
     order: float = 1.0
     degree: int = 1
     name = "besseldot"
+    unit_diagonal = True
 
     def _matrix(self, x, y):
         t = self.sigma * np.sqrt(np.maximum(_sq_dist_rounded(x, y), 0.0))

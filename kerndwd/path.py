@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ._checks import build_problem, check_data, check_matrix, warn_not_converged
+from ._checks import build_problem, check_data, check_matrix, check_positive_sequence, warn_not_converged
 from ._rnames import RNamed
 from .engine import fit_path
 
@@ -112,32 +114,41 @@ class DWDPath(RNamed):
         """Shorthand for ``predict(newx, type="link", lambdas=lambdas)``."""
         return self.predict(newx, type="link", lambdas=lambdas)
 
-    def predict(self, newx, type="class", lambdas=None):
+    def predict(self, newx, type="class", lambdas=None, calibration=None):
         """See :func:`kerndwd.predict`."""
-        return predict(self, newx, type=type, lambdas=lambdas)
+        return predict(self, newx, type=type, lambdas=lambdas, calibration=calibration)
 
     def coef_at(self, lambdas):
         """Columns of ``alpha`` at arbitrary lambdas, by linear interpolation in
-        lambda between the two neighbouring path columns (clamped to the ends)."""
-        s = np.atleast_1d(np.asarray(lambdas, dtype=float))
-        if not np.isfinite(s).all() or (s <= 0).any():
-            raise ValueError("lambdas must be positive and finite")
+        lambda between the two neighbouring path columns.
+
+        A lambda on the path gets its column exactly (the first, when the path
+        holds it twice).  Lambdas beyond the ends of the path get the nearest
+        end column, with a ``UserWarning``: the path says nothing there.
+        """
+        s = np.atleast_1d(check_positive_sequence(lambdas, "lambdas"))
         lam = self.lambda_
         if lam.size == 0:
             raise ValueError("the path has no fitted columns (jerr=%d)" % self.jerr)
-        if lam.size == 1:
-            return np.repeat(self.alpha, s.size, axis=1)
-        # lam is decreasing; work on the increasing reversed copy
-        lam_inc = lam[::-1]
-        a_inc = self.alpha[:, ::-1]
+        outside = (s < lam.min()) | (s > lam.max())
+        if outside.any():
+            warnings.warn(
+                f"lambdas {s[outside][:3].tolist()} lie outside the fitted path [{lam.min():.6g}, "
+                f"{lam.max():.6g}]: they get the nearest end column (no extrapolation)",
+                UserWarning, stacklevel=3,
+            )
+        # one column per distinct lambda (the first where the path repeats one), increasing
+        lam_inc, first = np.unique(lam, return_index=True)
+        a_inc = self.alpha[:, first]
+        if lam_inc.size == 1:
+            return np.repeat(a_inc, s.size, axis=1)
         s_c = np.clip(s, lam_inc[0], lam_inc[-1])
         hi = np.clip(np.searchsorted(lam_inc, s_c, side="left"), 1, lam_inc.size - 1)
         lo = hi - 1
         frac = (s_c - lam_inc[lo]) / (lam_inc[hi] - lam_inc[lo])
         out = a_inc[:, lo] * (1.0 - frac) + a_inc[:, hi] * frac
-        exact = np.isin(s, lam)
-        for j in np.flatnonzero(exact):  # exact path lambdas: the column itself, no rounding
-            out[:, j] = self.alpha[:, np.flatnonzero(lam == s[j])[0]]
+        exact = np.flatnonzero(np.isin(s, lam_inc))
+        out[:, exact] = a_inc[:, np.searchsorted(lam_inc, s[exact])]  # path lambdas: the column itself
         return out
 
 
@@ -212,7 +223,7 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     -------
     DWDPath
     """
-    problem = build_problem(check_data(X, y, wt), lambdas, kern, qval, eps, maxit, stop, accelerate,
+    problem = build_problem(check_data(X, y, wt, accept_sparse=True), lambdas, kern, qval, eps, maxit, stop, accelerate,
                             random_state=random_state, approx=approx, solver=solver,
                             design_options=design_options, method=method)
     return fit_problem(problem)
@@ -226,14 +237,21 @@ def fit_problem(problem, cache=None, warn=True):
     return DWDPath(result, problem, majoriser)
 
 
-def predict(fit, newx, type="class", lambdas=None):
+def predict(fit, newx, type="class", lambdas=None, calibration=None):
     """Predict from a fitted path, as ``predict.kerndwd`` in R.
 
     Parameters
     ----------
     fit : DWDPath
     newx : array_like or DataFrame, shape (m, p)
-    type : {"class", "link"}
+    type : {"class", "link", "prob"}
+        ``"prob"``: the probability of the second label (``fit.classes[1]``).
+        Without ``calibration`` it inverts the population minimiser (4.4)
+        (:func:`kerndwd.conditional_probability`): exact for an optimal
+        decision function in the population, but 1/2 wherever
+        ``|f| <= q/(q+1)``, a band a penalised fit often fills.  With
+        ``calibration`` it is Platt's sigmoid fitted to held-out decision
+        values (:mod:`kerndwd.calibration`), monotone everywhere.
         ``"link"``: decision values ``b0 + newx beta`` (linear form),
         ``b0 + K(newx, x) alpha`` (kernel form) or ``b0 + phi(newx) theta``
         (a kernel approximation).  ``"class"``: the second
@@ -242,7 +260,11 @@ def predict(fit, newx, type="class", lambdas=None):
         Lambdas to predict at.  Default: every column of the path.  A lambda
         that is not on the path is served by **linear interpolation in
         lambda** between the two neighbouring columns; lambdas beyond the
-        ends of the path use the nearest end column.
+        ends of the path use the nearest end column, with a warning.
+    calibration : CVResult, optional
+        With ``type="prob"``: a result of :func:`kerndwd.cv` on the same data
+        and settings; at each lambda predicted, Platt's sigmoid is fitted to
+        its held-out decision values (the lambdas must be cross-validated ones).
 
     Returns
     -------
@@ -256,13 +278,35 @@ def predict(fit, newx, type="class", lambdas=None):
     """
     if not isinstance(fit, DWDPath):
         raise TypeError(f"fit must be a DWDPath returned by kerndwd.fit, got {fit.__class__.__name__}")
-    if type not in ("class", "link"):
-        raise ValueError(f"type must be 'class' or 'link', got {type!r}")
-    newx = check_matrix(newx, "newx")
+    if type not in ("class", "link", "prob"):
+        raise ValueError(f"type must be 'class', 'link' or 'prob', got {type!r}")
+    if calibration is not None and type != "prob":
+        raise ValueError("calibration is used only with type='prob'")
+    # fits linear in x predict sparse rows without densifying them
+    newx = check_matrix(newx, "newx", accept_sparse=fit.predictor.coef_space == "beta")
     if newx.shape[1] != fit.n_features:
         raise ValueError(f"newx has {newx.shape[1]} columns but the model was fitted on {fit.n_features}")
     alpha = fit.alpha if lambdas is None else fit.coef_at(lambdas)
     link = fit.predictor.decision(newx, alpha)
     if type == "link":
         return link
+    if type == "prob":
+        return _probability(fit, link, fit.lambda_ if lambdas is None else np.atleast_1d(lambdas), calibration)
     return np.where(link > 0, fit.classes[1], fit.classes[0])
+
+
+def _probability(fit, link, lambdas, calibration):
+    """``P(classes[1] | x)`` per column of ``link``."""
+    from .calibration import platt_probability
+    from .cv import CVResult
+    from .loss import conditional_probability
+
+    if calibration is None:
+        return conditional_probability(link, fit.qval)
+    if not isinstance(calibration, CVResult):
+        raise TypeError(f"calibration must be a CVResult from kerndwd.cv, got {type(calibration).__name__}")
+    out = np.empty_like(link)
+    for j, lam in enumerate(np.asarray(lambdas, dtype=float)):
+        a, b = calibration.platt_coefficients(lam)
+        out[:, j] = platt_probability(link[:, j], a, b)
+    return out

@@ -84,7 +84,8 @@ def test_interpolation_between_columns(data):
     frac = (mid - 0.1) / (1.0 - 0.1)
     expected = path.alpha[:, 1] * (1 - frac) + path.alpha[:, 0] * frac
     np.testing.assert_allclose(path.coef_at(mid)[:, 0], expected, rtol=1e-14)
-    link = kerndwd.predict(path, X, type="link", lambdas=[mid, 0.1, 50.0, 1e-9])
+    with pytest.warns(UserWarning, match=r"lambdas \[50.0, 1e-09\] lie outside the fitted path"):
+        link = kerndwd.predict(path, X, type="link", lambdas=[mid, 0.1, 50.0, 1e-9])
     np.testing.assert_allclose(link[:, 0], expected[0] + X @ expected[1:], rtol=1e-12)
     np.testing.assert_array_equal(link[:, 1], path.predict(X, "link")[:, 1])
     np.testing.assert_array_equal(link[:, 2], path.predict(X, "link")[:, 0])  # clamped above

@@ -154,7 +154,7 @@ class ExactDesign(Design):
         predictor = KernelPredictor(problem.kern, X)
         if loss.weighted:
             return KernelCholesky(K, loss, gam, predictor)
-        return KernelEigen(K, loss, gam, predictor, eig=cache.memo("kernel_eigh", lambda: linalg.eigh(K)))
+        return KernelEigen(K, loss, gam, predictor, eig=cache.kernel_eigh())
 
 
 # --------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cache import quiet_kernel
+
 __all__ = ["LinearPredictor", "KernelPredictor", "FeaturePredictor", "PREDICT_BLOCK"]
 
 #: Rows of ``newx`` per block when forming ``K(newx, x)`` or features: bounds
@@ -52,7 +54,11 @@ class KernelPredictor:
     def decision(self, newx, alpha, cross=None):
         if cross is not None:
             return alpha[0] + cross() @ alpha[1:]
-        return blocked_expansion(lambda block: self.kern(block, self.x), newx, alpha[0], alpha[1:])
+        links = blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx, alpha[0], alpha[1:])
+        if not np.isfinite(links).all():
+            raise ValueError(f"kern={self.kern!r} overflows between newx and the training rows: "
+                             "the decision values are not finite; rescale newx as the training data were")
+        return links
 
     def beta(self, alpha):
         """``x' alpha`` when the kernel is the inner product, else None."""
