@@ -22,7 +22,7 @@ from .kernels import (
     splinedot,
     vanilladot,
 )
-from .loss import dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
+from .loss import conditional_probability, dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
 from .path import DWDPath, fit, predict
 from .plot import plot_cv, plot_path
 
@@ -53,6 +53,7 @@ __all__ = [
     "TuneResult",
     "anovadot",
     "besseldot",
+    "conditional_probability",
     "cv",
     "dwd_loss",
     "dwd_loss_deriv",

@@ -68,6 +68,10 @@ class CVResult(RNamed):
         (``maxit`` ran out) before reaching the lambda.
     foldid : ndarray of int, shape (n,)
         The fold of each observation, 1-based as in R.
+    y : ndarray, shape (n,)
+        The labels as -1/+1 (``classes[0]`` / ``classes[1]`` of the fit): with
+        ``predmat`` they calibrate probabilities (``kerndwd.predict(...,
+        type="prob", calibration=res)``).
     nfolds : int
         Number of folds (``foldid.max()``).
     fold_jerr : ndarray of int, shape (nfolds,)
@@ -87,7 +91,7 @@ class CVResult(RNamed):
     _R_NAMES = ("lambda", "cvm", "cvsd", "cvupper", "cvlower", "lambda.min", "lambda.1se",
                 "cvm.min", "cvm.1se", "qval", "predmat", "foldid", "name")
 
-    def __init__(self, *, lambdas, cvm, cvsd, predmat, foldid, fold_jerr, qval, fit_args):
+    def __init__(self, *, lambdas, cvm, cvsd, predmat, foldid, fold_jerr, qval, fit_args, y=None):
         self.lambda_ = lambdas
         self.cvm = cvm
         self.cvsd = cvsd
@@ -99,6 +103,7 @@ class CVResult(RNamed):
         self.cvm_min = float(cvm[self.index_min])
         self.cvm_1se = float(cvm[self.index_1se])
         self.predmat = predmat
+        self.y = y
         self.foldid = foldid
         self.nfolds = int(foldid.max())
         self.fold_jerr = fold_jerr
@@ -109,6 +114,20 @@ class CVResult(RNamed):
     @property
     def lambdas(self):
         return self.lambda_
+
+    def platt_coefficients(self, lam):
+        """``(a, b)`` of Platt's sigmoid fitted to the held-out decision values at
+        the lambda ``lam`` of this result (see :mod:`kerndwd.calibration`)."""
+        from .calibration import fit_platt
+
+        hits = np.flatnonzero(np.isclose(self.lambda_, lam, rtol=1e-12, atol=0.0))
+        if hits.size == 0:
+            raise ValueError(f"lambda {lam:g} is not among the cross-validated lambdas; calibrate at those")
+        f = self.predmat[:, hits[0]]
+        keep = ~np.isnan(f)
+        if keep.sum() < 2 or np.unique(self.y[keep]).size < 2:
+            raise ValueError(f"too few held-out decision values at lambda {lam:g} to calibrate (maxit ran out?)")
+        return fit_platt(f[keep], self.y[keep])
 
     def __repr__(self):
         return (
@@ -205,7 +224,7 @@ def _cv_result(problem, predmat, jerr, foldid, q):
         fit_args[design.selected_by] = design.name
         fit_args.update(design.options)
     return CVResult(lambdas=problem.lambdas, cvm=cvm, cvsd=cvsd, predmat=predmat, foldid=foldid,
-                    fold_jerr=jerr, qval=fit_args["qval"], fit_args=fit_args)
+                    fold_jerr=jerr, qval=fit_args["qval"], fit_args=fit_args, y=problem.y)
 
 
 # --------------------------------------------------------------------------

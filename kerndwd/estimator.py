@@ -33,6 +33,7 @@ from ._checks import (
     warn_folds,
 )
 from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, run_path
+from .calibration import fit_platt, platt_probability
 from .engine import crossval as core
 from ._scalars import check_integer, check_real
 from .kernels import Kernel, kernel_from_spec, sigest
@@ -40,6 +41,7 @@ from .kernels import Kernel, kernel_from_spec, sigest
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.model_selection import check_cv
+    from sklearn.utils._available_if import available_if
     from sklearn.utils.class_weight import compute_class_weight
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -49,6 +51,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 __all__ = ["DWDClassifier", "DWDClassifierCV"]
+
+#: Folds of the held-out decision values that ``probability=True`` calibrates on
+#: (fewer when a class has fewer samples).
+CALIBRATION_FOLDS = 5
 
 #: scikit-learn-style kernel names -> (kernlab's name, the estimator's
 #: parameters that kernel takes, as (kernlab's name, estimator's name))
@@ -150,7 +156,11 @@ def _validate_fit_input(est, X, y, sample_weight):
         return X, y, y_idx, classes, None
     sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
     if est.class_weight is not None:
-        sw = sw * compute_class_weight(est.class_weight, classes=classes, y=y, sample_weight=sample_weight)[y_idx]
+        per_class = compute_class_weight(est.class_weight, classes=classes, y=y, sample_weight=sample_weight)
+        if not (np.isfinite(per_class).all() and (per_class >= 0).all()):
+            bad = {c: w for c, w in zip(classes.tolist(), per_class.tolist()) if not (np.isfinite(w) and w >= 0)}
+            raise ValueError(f"class_weight must be non-negative and finite, got {bad}")
+        sw = sw * per_class[y_idx]
     return X, y, y_idx, classes, sw
 
 
@@ -164,6 +174,9 @@ def _drop_zero_weights(est, X, y_idx, classes, sw):
     """
     if sw is None:
         return X, y_idx, None, None
+    if not (sw > 0).any():
+        raise ValueError(f"{type(est).__name__} needs positive weight on some samples: sample_weight times "
+                         "class_weight is zero everywhere")
     keep = sw > 0
     if keep.all():
         keep = None
@@ -175,6 +188,11 @@ def _drop_zero_weights(est, X, y_idx, classes, sw):
                 f"{type(est).__name__} needs samples of at least 2 classes with positive weight, "
                 f"but only class {classes[present[0]]!r} has positive sample_weight"
             )
+        if present.size < classes.size:
+            missing = [classes[k] for k in range(classes.size) if k not in set(present.tolist())]
+            raise ValueError(f"sample_weight and class_weight give class(es) {missing!r} no positive weight; "
+                             "drop those classes from y or give them weight")
+    sw = sw / sw.max()  # first to order 1: the sum below cannot overflow, whatever the scale
     return X, y_idx, sw * (sw.size / sw.sum()), keep
 
 
@@ -301,6 +319,12 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         A registered solver of the exact kernel; default the R package's choice.
     design_options : dict or None, default None
         Further options of the ``approx`` or ``solver`` design.
+    probability : bool, default False
+        Enable :meth:`predict_proba`: at ``fit``, decision values of every
+        sample are also computed by a model that did not see it (stratified
+        5-fold cross-validation at the same ``lambd`` and ``q``, five more
+        fits), and Platt's sigmoid is fitted to them
+        (:mod:`kerndwd.calibration`), as ``SVC(probability=True)`` does.
 
     Attributes
     ----------
@@ -332,6 +356,12 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         Gradient norm of the objective at the returned fit (how far from optimal).
     objective_ : ndarray, shape (n_problems,)
         The objective, in R's scaling (see Notes).
+    probA_, probB_ : ndarray, shape (n_problems,) or None
+        Platt's sigmoid ``1 / (1 + exp(A f + B))`` per binary problem
+        (``probability=True``; None otherwise).  ``B = 0`` (probability 1/2 on
+        the decision boundary), and with several classes one sigmoid, fitted
+        on the pooled one-vs-rest held-out values, serves all: the most
+        probable class is always ``predict``'s.
     n_features_in_, feature_names_in_
         As in scikit-learn.
 
@@ -375,7 +405,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
                  class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None, method=None,
-                 approx=None, n_components=None, solver=None, design_options=None):
+                 approx=None, n_components=None, solver=None, design_options=None, probability=False):
         self.lambd = lambd
         self.q = q
         self.kernel = kernel
@@ -393,6 +423,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         self.n_components = n_components
         self.solver = solver
         self.design_options = design_options
+        self.probability = probability
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -426,7 +457,50 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         lam, q, tol, max_iter = self._check_params()
         data = _prepare(self, X, y, sample_weight)
         problem = _problem(self, data, [lam], q, tol, self.stop, max_iter)
-        return self._fit_problem(problem, data.targets, FactorCache(problem.X, problem.kern))
+        cache = FactorCache(problem.X, problem.kern)
+        self._fit_problem(problem, data.targets, cache)
+        self._calibrate(problem, data.targets, cache)
+        return self
+
+    def _calibrate(self, problem, targets, cache):
+        """Platt's sigmoid per binary target from held-out decision values
+        (``probability=True``): stratified folds drawn from ``random_state``."""
+        if not isinstance(self.probability, (bool, np.bool_)):
+            raise TypeError(f"probability must be True or False, got {self.probability!r}")
+        if not self.probability:
+            self.probA_ = self.probB_ = None
+            return
+        y_idx = np.argmax(np.column_stack(targets), axis=1) if len(targets) > 1 else (targets[0] > 0).astype(int)
+        counts = np.bincount(y_idx)
+        if counts.min() < 2:
+            warnings.warn(f"probability=True: a class has {counts.min()} sample, too few to hold out; Platt's "
+                          "sigmoid is fitted to the training decision values instead (over-confident)",
+                          UserWarning, stacklevel=3)
+            alpha = np.vstack([self.intercept_, (self.coef_ if self.predictor_.coef_space == "beta"
+                                                 else self.dual_coef_).T])
+            self._set_platt(self.predictor_.decision(problem.X, alpha).T, targets)
+            return
+        nfolds = int(min(CALIBRATION_FOLDS, counts.min()))
+        rng = np.random.default_rng(_seed(self.random_state))
+        foldid = np.empty(y_idx.size, dtype=int)
+        for k in np.unique(y_idx):  # stratified: every training part keeps every class
+            rows = np.flatnonzero(y_idx == k)
+            foldid[rows] = rng.permutation(np.resize(np.arange(1, nfolds + 1), rows.size))
+        predmat, _ = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], targets)
+        self._set_platt(predmat[0, :, :, 0], targets)
+
+    def _set_platt(self, heldout, targets):
+        """Platt's coefficients from held-out decision values, shape (n_targets, n).
+
+        The sigmoid is centred on the decision boundary (probability 1/2 at
+        ``f = 0``), and one sigmoid serves every one-vs-rest problem, fitted
+        on their pooled values: the most probable class is then always the
+        predicted one."""
+        f, t = np.concatenate(list(heldout)), np.concatenate(targets)
+        keep = ~np.isnan(f)
+        a, b = fit_platt(f[keep], t[keep], centred=True)
+        self.probA_ = np.full(len(targets), a)
+        self.probB_ = np.full(len(targets), b)
 
     def _fit_problem(self, problem, targets, cache):
         """Fit every binary target of a validated problem with one majoriser."""
@@ -491,6 +565,24 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         if D.ndim == 1:
             return self.classes_[(D > 0).astype(int)]
         return self.classes_[np.argmax(D, axis=1)]
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_proba(self, X):
+        """Class probabilities (``probability=True``): Platt's sigmoid of each
+        binary decision value, fitted on held-out folds at ``fit``; one-vs-rest
+        probabilities are normalised to sum to 1.  Shape (n, n_classes)."""
+        D = self.decision_function(X)
+        P = platt_probability(D if D.ndim == 2 else D[:, None], self.probA_, self.probB_)
+        if self.classes_.size == 2:
+            return np.column_stack([1.0 - P[:, 0], P[:, 0]])
+        total = P.sum(axis=1, keepdims=True)
+        return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_log_proba(self, X):
+        """``log`` of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
 
 # --------------------------------------------------------------------------
@@ -582,7 +674,7 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
     def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
                  max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, method=None,
-                 approx=None, n_components=None, solver=None, design_options=None):
+                 approx=None, n_components=None, solver=None, design_options=None, probability=False):
         self.lambdas = lambdas
         self.qvals = qvals
         self.kernel = kernel
@@ -605,6 +697,7 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         self.n_components = n_components
         self.solver = solver
         self.design_options = design_options
+        self.probability = probability
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -615,8 +708,8 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
                              stop=self.stop, max_iter=self.max_iter, random_state=self.random_state,
-                             method=self.method, approx=self.approx, n_components=self.n_components, solver=self.solver,
-                             design_options=self.design_options)
+                             method=self.method, approx=self.approx, n_components=self.n_components,
+                             solver=self.solver, design_options=self.design_options, probability=self.probability)
 
     def fit(self, X, y, sample_weight=None):
         """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self."""
@@ -666,6 +759,12 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         best = self._estimator(self.lambda_, self.q_)
         best_problem = _problem(best, data, [self.lambda_], self.q_, tol, self.stop, max_iter)
         self.best_estimator_ = best._fit_problem(best_problem, data.targets, cache)
+        if self.probability:
+            # Platt's sigmoid from the cross-validation's own held-out decision
+            # values at the chosen (lambda, q): no further fits
+            best._set_platt(predmat[iq, :, :, picks[iq, which]], data.targets)
+        else:
+            best.probA_ = best.probB_ = None
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self, attr):
                 setattr(self.best_estimator_, attr, getattr(self, attr))
@@ -692,3 +791,17 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         validate_data(self, X, reset=False, dtype=np.float64)
         return self.best_estimator_.predict(X)
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_proba(self, X):
+        """Class probabilities of :attr:`best_estimator_` (``probability=True``),
+        calibrated on the cross-validation's held-out decision values."""
+        check_is_fitted(self)
+        validate_data(self, X, reset=False, dtype=np.float64)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_log_proba(self, X):
+        """``log`` of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

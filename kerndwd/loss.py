@@ -28,6 +28,7 @@ __all__ = [
     "knot",
     "hinge_loss",
     "population_minimizer",
+    "conditional_probability",
 ]
 
 
@@ -104,4 +105,53 @@ def population_minimizer(eta, q=1.0):
     odds = np.where(e >= 0.5, e / (1.0 - e), (1.0 - e) / e)
     mag = t * odds ** (1.0 / (q + 1.0))
     out = np.where(e > 0.5, mag, np.where(e < 0.5, -mag, 0.0))
+    return out if out.ndim else float(out)
+
+
+def conditional_probability(f, q=1.0):
+    """``eta = P(Y = +1 | x)`` from a decision value, inverting (4.4).
+
+    By Lemma 3 the population minimiser of the DWD risk is
+    ``f = t (eta / (1 - eta))^(1/(q+1))`` for ``eta > 1/2`` and its mirror
+    below, ``t = q/(q+1)``: it never falls inside ``(-t, t)``, and every value
+    there minimises the risk at ``eta = 1/2``.  The inverse is therefore
+
+    * ``eta = r / (1 + r)`` with ``r = (f / t)^(q+1)`` for ``f > t``,
+    * its mirror ``1 - eta(-f)`` for ``f < -t``,
+    * ``1/2`` for ``|f| <= t``: the value is not identified there.
+
+    A fitted (penalised) decision function is shrunk towards 0, so many
+    points fall in the flat band; :mod:`kerndwd.calibration` fits a sigmoid
+    on held-out decision values instead (Platt scaling), which is monotone
+    everywhere.
+
+    Parameters
+    ----------
+    f : array_like
+        Decision values.
+    q : float, default 1
+        The loss exponent the decision values were fitted with.
+
+    Returns
+    -------
+    ndarray or float
+        ``eta`` in ``[0, 1]``, the shape of ``f``.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> eta = kerndwd.conditional_probability([-2.0, 0.2, 2.0], q=1.0)
+    >>> [round(float(v), 4) for v in eta]
+    [0.0588, 0.5, 0.9412]
+    >>> round(float(kerndwd.population_minimizer(0.9412, q=1.0)), 3)
+    2.0
+    """
+    q = _check_q(q)
+    arr = _as_margins(f)
+    t = q / (q + 1.0)
+    mag = np.abs(arr)
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        r = (t / np.maximum(mag, t)) ** (q + 1.0)  # in (0, 1]; 1 inside the band
+    upper = 1.0 / (1.0 + r)  # eta for f > t (r = 1 gives 1/2 at the band's edge)
+    out = np.where(arr > t, upper, np.where(arr < -t, 1.0 - upper, 0.5))
     return out if out.ndim else float(out)

@@ -25,13 +25,22 @@ from kerndwd.cv import cv as path_cv  # noqa: E402
 CHECKED = [
     DWDClassifier(lambd=0.1),
     DWDClassifier(lambd=0.1, kernel="rbf"),
+    DWDClassifier(lambd=0.1, kernel="rbf", probability=True),
     DWDClassifierCV(lambdas=[1.0, 0.1], cv=3),
 ]
 
 
 def _expected_failed_checks(estimator):
-    # None: every check of the installed scikit-learn passes (check_array_api_input
-    # is skipped by scikit-learn itself unless SCIPY_ARRAY_API is set).
+    # Every check of the installed scikit-learn passes (check_array_api_input
+    # is skipped by scikit-learn itself unless SCIPY_ARRAY_API is set), except,
+    # with probability=True, the two that compare weights with repeated rows:
+    # the held-out folds of the calibration differ between the two data sets,
+    # so predict_proba does too (scikit-learn's SVC(probability=True) fails
+    # them for the same reason).  Decision values and labels still pass.
+    if getattr(estimator, "probability", False):
+        why = "calibration folds differ between weighted and repeated rows"
+        return {"check_sample_weight_equivalence_on_dense_data": why,
+                "check_sample_weight_equivalence_on_sparse_data": why}
     return {}
 
 
