@@ -221,11 +221,6 @@ def check_maxit(maxit, name="maxit"):
     return check_integer(maxit, name, 1)
 
 
-#: Largest weight accepted: weighted Gram matrices sum n products of weights
-#: and squared entries, which must stay finite.
-MAX_WEIGHT = 1e100
-
-
 def check_weights(wt, n, name="wt", y=None, classes=None):
     """Non-negative finite weights, one per row; with labels ``y`` (+-1) every
     class must keep a positive total weight."""
@@ -240,10 +235,6 @@ def check_weights(wt, n, name="wt", y=None, classes=None):
         raise ValueError(f"{name} must be non-negative; found {int((arr < 0).sum())} negative entries")
     if not (arr > 0).any():
         raise ValueError(f"{name} must have at least one positive entry")
-    if arr.max() > MAX_WEIGHT:
-        raise ValueError(f"{name} has entries up to {arr.max():.3g}, above {MAX_WEIGHT:g}: the weighted sums "
-                         f"overflow. Weights c * {name} at lambda give the fit of {name} at lambda / c: divide "
-                         f"{name} and the lambdas by the same factor")
     if y is not None:
         for label, sign in zip(classes, (-1.0, 1.0)):
             if not (arr[y == sign] > 0).any():

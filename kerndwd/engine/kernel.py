@@ -55,7 +55,9 @@ class KernelEigen(Majoriser):
         d = 1.0 / (self.e_gam + two_n_lam / M)  # eigenvalues of S = (K + gam I + c I)^-1
         s_e = d * self.U1  # S 1 in the eigenbasis
         v_e = self.e_gam * s_e  # (K + gam I) S 1
-        g = 1.0 / (n - self.U1 @ v_e)
+        # g = 1 / (n - 1'v) = 1 / (sum_i U1_i^2 c d_i) with c = 2 n lambda / M
+        # (1'1 = n = |U'1|^2): a sum of positive terms, exact even as c -> 0
+        g = 1.0 / ((self.U1 * self.U1) @ ((two_n_lam / M) * d))
 
         def step_fn(z, coord):
             gamma_e = U.T @ z + two_n_lam * coord[1:]

@@ -46,7 +46,10 @@ class LinearEigen(LinearPenalty, Majoriser):
         c = 2.0 * n * lam / M
         dq = 1.0 / (self.evals + c)
         Qe0 = V @ (dq * V[0])
-        sm = c / (1.0 - c * Qe0[0])  # Sherman-Morrison factor for the unpenalised intercept
+        # Sherman-Morrison factor for the unpenalised intercept, c / (1 - c e0'Q e0):
+        # the denominator is sum_i V0i^2 evals_i / (evals_i + c) (the rows of V
+        # have unit norm), a sum of positive terms, so no cancellation at large c
+        sm = c / ((V[0] * V[0]) @ (self.evals * dq))
         # -(1/M) P^-1 as one small matrix: the eigenbasis (no refactorisation
         # per lambda) plus the rank-one correction for the intercept
         step_matrix = (V * dq) @ V.T

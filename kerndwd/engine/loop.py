@@ -10,7 +10,7 @@ gradient norm (``stop="kkt"``) and Nesterov momentum with restarts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -44,8 +44,27 @@ def default_method(stop):
 
 
 def run_path(majoriser, problem):
-    """Fit ``problem`` along its lambdas with its path solver (``problem.method``)."""
-    return _METHODS[problem.method](majoriser, problem)
+    """Fit ``problem`` along its lambdas with its path solver (``problem.method``).
+
+    When the loss holds rescaled weights (``loss.scale != 1``, see
+    :class:`kerndwd.engine.loss.DWDLoss`) the path is solved at
+    ``lambda / scale`` (the gradient tolerance likewise) and the result is
+    reported at the caller's lambdas, objective and gradient norm; the
+    scale is a power of two, so both conversions are exact.
+    """
+    scale = majoriser.loss.scale
+    if scale == 1.0:
+        return _METHODS[problem.method](majoriser, problem)
+    inner = replace(problem, lambdas=problem.lambdas / scale,
+                    eps=problem.eps / scale if problem.stop == "kkt" else problem.eps)
+    result = _METHODS[problem.method](majoriser, inner)
+    result.lambdas = result.lambdas * scale
+    result.objective = result.objective * scale
+    result.kkt = result.kkt * scale
+    if result.unfinished is not None:
+        alpha, value, grad_norm = result.unfinished
+        result.unfinished = (alpha, value * scale, grad_norm * scale)
+    return result
 
 
 @dataclass

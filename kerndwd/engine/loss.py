@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DWDLoss", "loss_values", "loss_derivs"]
+__all__ = ["DWDLoss", "loss_values", "loss_derivs", "weight_scale", "WEIGHT_OCTAVES"]
 
 
 def loss_values(u, q):
@@ -37,24 +37,54 @@ def loss_derivs(u, q):
     return np.negative(out, out=out)
 
 
+#: Weights whose geometric mean lies outside [2^-WEIGHT_OCTAVES, 2^WEIGHT_OCTAVES]
+#: are rescaled by a power of two (see :class:`DWDLoss`); R's weights of a few
+#: units are never touched.
+WEIGHT_OCTAVES = 10
+
+
+def weight_scale(weights):
+    """The power of two nearest the geometric mean of the positive weights, or
+    1 when that mean is within ``2^-WEIGHT_OCTAVES .. 2^WEIGHT_OCTAVES``."""
+    if weights is None:
+        return 1.0
+    positive = weights[weights > 0]
+    octave = int(np.round(np.mean(np.log2(positive))))  # the geometric mean: no overflow at any scale
+    return 1.0 if abs(octave) <= WEIGHT_OCTAVES else float(2.0**octave)
+
+
 class DWDLoss:
     """``u -> w_i V_q(u_i)`` for exponent ``q > 0`` and weights ``w`` (None: all ones).
+
+    Weights ``c w`` at penalty ``lambda`` give the fit of ``w`` at
+    ``lambda / c`` with the objective times ``c``.  When the mean weight is
+    far from 1 (beyond :data:`WEIGHT_OCTAVES` powers of two) the loss keeps
+    ``w / scale`` for the power of two ``scale`` nearest the geometric mean
+    of the positive weights (an exact division), and
+    :func:`kerndwd.engine.loop.run_path` solves at ``lambda / scale`` and
+    reports in the caller's units: the majoriser's fixed ridge then keeps its
+    usual weight, where otherwise weights of 1e50 would swamp it and weights
+    of 1e-50 would leave nothing but it.
 
     Attributes
     ----------
     q : float
     weights : ndarray of shape (n,) or None
-        Observation weights (weighted DWD, (6.2)); None for the unweighted problem.
+        Observation weights (weighted DWD, (6.2)), divided by ``scale``; None
+        for the unweighted problem.
+    scale : float
+        The power of two the given weights were divided by (1: none).
     lipschitz : float
         ``M = (q + 1)^2 / q``, the bound of Lemma 2 on ``V_q''``: the curvature
         of every quadratic majoriser of the engine.
     """
 
-    __slots__ = ("q", "weights", "lipschitz")
+    __slots__ = ("q", "weights", "lipschitz", "scale")
 
-    def __init__(self, q, weights=None):
+    def __init__(self, q, weights=None, scale=None):
         self.q = float(q)
-        self.weights = weights
+        self.scale = weight_scale(weights) if scale is None else float(scale)
+        self.weights = weights if self.scale == 1.0 else weights / self.scale
         self.lipschitz = (self.q + 1.0) ** 2 / self.q
 
     @property
@@ -82,18 +112,25 @@ class DWDLoss:
         derivative of the data term with respect to ``f``."""
         return y if self.weights is None else self.weights * y
 
+    def _same_scale(self, q, weights):
+        out = DWDLoss(q, None)
+        out.weights, out.scale = weights, self.scale
+        return out
+
     def subset(self, rows):
-        """The same loss on a subset of the observations (a CV fold)."""
-        return DWDLoss(self.q, None if self.weights is None else self.weights[rows])
+        """The same loss on a subset of the observations (a CV fold), at the same scale."""
+        return self._same_scale(self.q, None if self.weights is None else self.weights[rows])
 
     def with_q(self, q):
-        return DWDLoss(q, self.weights)
+        return self._same_scale(q, self.weights)
 
     def __repr__(self):
         return f"DWDLoss(q={self.q:g}, weighted={self.weighted})"
 
     def __getstate__(self):
-        return (self.q, self.weights)
+        return (self.q, self.weights, self.scale)
 
     def __setstate__(self, state):
-        self.__init__(*state)
+        q, weights, scale = state
+        self.__init__(q, None)
+        self.weights, self.scale = weights, scale
