@@ -356,3 +356,26 @@ def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
             DWDConvergenceWarning,
             stacklevel=stacklevel,
         )
+
+
+def gap_words(rel):
+    """``"up to 35% lower"`` for a gap bound that is 0.35 of the objective."""
+    if rel >= 1.0:
+        return "up to 100% lower (the bound does not exclude an optimum near 0)"
+    return f"up to {100 * rel:.2g}% lower"
+
+
+def warn_far_from_optimal(path):
+    """One warning per path when R's rule left columns possibly far from optimal."""
+    far = path.far_from_optimal
+    if far.size:
+        rel = path.gap_bound[far] / path.objective[far]
+        worst = int(far[np.argmax(rel)])
+        warnings.warn(
+            f"R's stopping rule (stop='step', eps={path.eps:g}) returned {far.size} of {path.lambda_.size} "
+            f"columns possibly far from the optimum: at lambda={path.lambda_[worst]:.4g} the optimal "
+            f"objective may be {gap_words(rel.max())} than the returned one (a bound from the gradient: "
+            "path.gap_bound). Fit with stop='kkt' (e.g. eps=1e-8) for optimal columns",
+            DWDConvergenceWarning,
+            stacklevel=4,
+        )

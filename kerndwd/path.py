@@ -7,9 +7,18 @@ import warnings
 
 import numpy as np
 
-from ._checks import build_problem, check_data, check_matrix, check_positive_sequence, warn_not_converged
+from ._checks import (
+    build_problem,
+    check_data,
+    check_matrix,
+    check_positive_sequence,
+    gap_words,
+    warn_far_from_optimal,
+    warn_not_converged,
+)
 from ._rnames import RNamed
 from .engine import fit_path
+from .engine.certify import GAP_WARNING, objective_gap_bounds
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -51,6 +60,11 @@ class DWDPath(RNamed):
     kkt : ndarray, shape (L,)
         Norm of the gradient of that objective at each column: how far from
         optimal the default stopping rule left the fit.
+    gap_bound : ndarray, shape (L,)
+        Under R's stopping rule, a certified upper bound on
+        ``objective - optimum`` at each column, formed from the gradient
+        (:mod:`kerndwd.engine.certify`); NaN under ``stop="kkt"``, where
+        ``kkt <= eps`` is the certificate.
     """
 
     _R_NAMES = ("alpha", "lambda", "npass", "jerr", "kkt", "objective")
@@ -63,6 +77,7 @@ class DWDPath(RNamed):
         self.jerr = int(result.jerr)
         self.objective = result.objective
         self.kkt = result.kkt
+        self.gap_bound = np.full(self.lambda_.size, np.nan)
         self.kern = problem.kern
         self.qval = problem.loss.q
         self.wt = problem.loss.weights
@@ -100,14 +115,27 @@ class DWDPath(RNamed):
             raise AttributeError("coef exists only for the linear kernel; use alpha")
         return beta
 
+    @property
+    def far_from_optimal(self):
+        """Columns whose certified gap bound exceeds ``GAP_WARNING`` (10%) of
+        their objective: R's rule stopped there possibly far from the optimum."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.flatnonzero(self.gap_bound > GAP_WARNING * self.objective)
+
     def __repr__(self):
         lam = self.lambda_
         rng = f"{lam[0]:.3g}..{lam[-1]:.3g}" if lam.size else "none"
         design = "" if self.design == "exact" else f"design={self.design!r}, "
+        far = self.far_from_optimal
+        note = ""
+        if far.size:
+            worst = float(np.max(self.gap_bound[far] / self.objective[far]))
+            note = (f"; {far.size} column(s) possibly far from optimal (optimal objective "
+                    f"{gap_words(worst)}): refit with stop='kkt'")
         return (
             f"DWDPath(kern={self.kern!r}, qval={self.qval:g}, {design}solver={self.solver!r}, "
             f"n={self.n}, p={self.n_features}, nlambda={lam.size} ({rng}), "
-            f"jerr={self.jerr}, total passes={int(self.npass.sum())})"
+            f"jerr={self.jerr}, total passes={int(self.npass.sum())}{note})"
         )
 
     def decision_function(self, newx, lambdas=None):
@@ -230,11 +258,24 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
 
 
 def fit_problem(problem, cache=None, warn=True):
-    """Fit a validated :class:`kerndwd.engine.Problem` into a :class:`DWDPath`."""
+    """Fit a validated :class:`kerndwd.engine.Problem` into a :class:`DWDPath`.
+
+    Under R's stopping rule every column also gets a certified bound on its
+    distance from the optimum (:mod:`kerndwd.engine.certify`); one warning
+    names the columns whose bound exceeds ``GAP_WARNING`` of their objective.
+    """
     result, majoriser = fit_path(problem, cache)
     if result.jerr and warn:
         warn_not_converged(result.jerr, problem.lambdas, problem.maxit)
-    return DWDPath(result, problem, majoriser)
+    path = DWDPath(result, problem, majoriser)
+    if problem.stop == "step" and path.lambda_.size:
+        loss = majoriser.loss  # its weights may be rescaled: bound at lambda/scale, times scale
+        bound = objective_gap_bounds(majoriser.form, path.alpha, problem.y, loss, path.lambda_ / loss.scale)
+        with np.errstate(over="ignore"):  # a bound beyond the largest double is inf: "not excluded"
+            path.gap_bound = loss.scale * bound
+        if warn:
+            warn_far_from_optimal(path)
+    return path
 
 
 def predict(fit, newx, type="class", lambdas=None, calibration=None):

@@ -71,6 +71,11 @@ class Form(Protocol):
     def penalty_grad(self, theta, applied=None) -> np.ndarray:
         """Gradient of ``||f||^2`` with respect to ``theta``."""
 
+    def dual_norm_sq(self, u, theta, lam) -> float:
+        """Squared dual norm, in the penalty's norm, of the gradient in ``theta``
+        of ``(data term) + lam ||f||^2`` when ``u`` is the data term's derivative
+        in ``f`` (see :mod:`kerndwd.engine.certify`)."""
+
 
 @runtime_checkable
 class Predictor(Protocol):

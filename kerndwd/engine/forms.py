@@ -40,6 +40,14 @@ class LinearForm:
     def penalty_grad(self, theta, applied=None):
         return 2.0 * theta
 
+    def dual_norm_sq(self, u, theta, lam):
+        """Squared dual norm of ``B'u + 2 lam theta`` (the gradient in ``theta`` of
+        ``mean-term + lam ||f||^2`` when ``u`` is its derivative in ``f``): the
+        penalty's norm is Euclidean, so is its dual.  ``u`` and ``theta`` may
+        hold one column per lambda (then ``lam`` is an array): one value each."""
+        g = self.apply_t(u) + 2.0 * lam * theta
+        return (g * g).sum(axis=0)
+
     # --- what the linear majorisers use: Z = [1, B]
     def zmul(self, coef):
         """``Z coef = coef[0] + B coef[1:]``, shape (n,)."""
@@ -140,3 +148,9 @@ class KernelForm:
 
     def penalty_grad(self, theta, applied=None):
         return 2.0 * (self.K @ theta if applied is None else applied)
+
+    def dual_norm_sq(self, u, theta, lam):
+        """The gradient in ``alpha`` is ``K v``, ``v = u + 2 lam alpha``; in the
+        penalty's norm ``alpha' K alpha`` its squared dual norm is ``v' K v``."""
+        v = u + 2.0 * lam * theta
+        return (v * (self.K @ v)).sum(axis=0)

@@ -1,0 +1,93 @@
+"""The certified gap bound and the warning it drives under R's stopping rule.
+
+``path.gap_bound`` must never be below the true distance to the optimum
+(measured against a tight fit), must vanish at an optimal fit, and the
+warning must fire on the cases where R's rule is known to stop far away
+(q = 100, separable data at a small lambda, n << p, Table 1's outliers) and
+stay silent on an ordinary path.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kerndwd
+from kerndwd.engine import FactorCache, Problem, build_majoriser
+from kerndwd.engine.certify import GAP_WARNING, objective_gap_bounds
+
+coords = st.floats(-2.0, 2.0, allow_nan=False, width=32)
+
+
+def _quiet_fit(*args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kerndwd.DWDConvergenceWarning)
+        return kerndwd.fit(*args, **kw)
+
+
+@given(st.integers(6, 14), st.integers(1, 4), st.data(),
+       st.sampled_from([kerndwd.vanilladot(), kerndwd.rbfdot(0.7), kerndwd.polydot(2, 0.5, 1.0)]),
+       st.sampled_from([0.5, 1.0, 4.0, 30.0]), st.booleans())
+@settings(max_examples=max(10, settings().max_examples // 3))
+def test_bound_is_never_below_the_true_gap(n, p, data, kern, q, weighted):
+    X = data.draw(hnp.arrays(np.float64, (n, p), elements=coords))
+    n_pos = data.draw(st.integers(1, n - 1))
+    y = np.where(np.arange(n) < n_pos, 1.0, -1.0)
+    w = data.draw(hnp.arrays(np.float64, n, elements=st.floats(0.5, 2.0))) if weighted else None
+    lams = [1.0, 0.1, 0.01]
+    loose = _quiet_fit(X, y, lams, kern=kern, qval=q, wt=w, eps=1e-3)
+    tight = _quiet_fit(X, y, lams, kern=kern, qval=q, wt=w, stop="kkt", eps=1e-11, maxit=500000)
+    assert tight.jerr == 0
+    k = min(loose.lambda_.size, tight.lambda_.size)
+    gap = loose.objective[:k] - tight.objective[:k]
+    # the tight fit is itself within its own bound of the optimum
+    problem = Problem.from_arrays(X, y, tight.lambda_, q=q, weights=w, kern=kern)
+    maj = build_majoriser(problem, FactorCache(X, kern))
+    tight_bound = objective_gap_bounds(maj.form, tight.alpha, y, maj.loss, tight.lambda_)
+    slack = 1e-10 * np.abs(tight.objective[:k]) + tight_bound[:k]
+    assert (gap <= loose.gap_bound[:k] + slack).all(), (gap, loose.gap_bound)
+    assert (tight_bound <= 1e-8 * np.maximum(tight.objective, 1.0)).all()
+
+
+def _far(path):
+    return path.far_from_optimal.size > 0
+
+
+@pytest.mark.parametrize("case", ["q=100", "separable", "n<<p", "outliers"])
+def test_warning_fires_where_r_rule_stops_far_away(case):
+    rng = np.random.default_rng(0)
+    if case == "q=100":
+        X = rng.standard_normal((100, 5))
+        y = np.where(X[:, 0] + 0.5 * rng.standard_normal(100) > 0, 1, -1)
+        args = dict(lambdas=[0.1, 0.01], kern=kerndwd.vanilladot(), qval=100.0)
+    elif case == "separable":
+        X = rng.standard_normal((100, 5))
+        y = np.where(X[:, 0] > 0, 1, -1)
+        args = dict(lambdas=[0.1, 0.001], kern=kerndwd.vanilladot())
+    elif case == "n<<p":
+        X = rng.standard_normal((20, 5000))
+        y = np.repeat([1, -1], 10)
+        X[:, 0] += y
+        args = dict(lambdas=[1.0, 0.1], kern=kerndwd.vanilladot())
+    else:
+        X, y = kerndwd.datasets.make_table1_example(3, random_state=3)
+        args = dict(lambdas=[1.0, 0.01], kern=kerndwd.vanilladot())
+    with pytest.warns(kerndwd.DWDConvergenceWarning, match=r"possibly far from the optimum.*stop='kkt'"):
+        path = kerndwd.fit(X, y, **args)
+    assert _far(path) and "possibly far from optimal" in repr(path)
+    bad = path.far_from_optimal
+    assert (path.gap_bound[bad] > GAP_WARNING * path.objective[bad]).all()
+
+
+def test_no_warning_on_an_ordinary_path():
+    X, y = kerndwd.datasets.make_table1_example(1, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = kerndwd.fit(X, y, [100.0, 10.0, 1.0, 0.1], kern=kerndwd.vanilladot())
+    assert not _far(path) and "possibly far" not in repr(path)
+    assert (path.gap_bound < 0.05 * path.objective).all()
+    tight = kerndwd.fit(X, y, [0.1], kern=kerndwd.vanilladot(), stop="kkt", eps=1e-8)
+    assert np.isnan(tight.gap_bound).all()
