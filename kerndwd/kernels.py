@@ -78,7 +78,21 @@ def _sq_dist_rounded(x, y):
 
 
 class Kernel:
-    """Base class: a kernel is a callable ``k(x, y=None) -> matrix``."""
+    """Base class: a kernel is a callable ``k(x, y=None) -> matrix``.
+
+    The constructors of this module (:func:`rbfdot`, :func:`polydot`, ...)
+    return immutable instances; ``kern(x, y)`` is the matrix
+    ``[k(x_i, y_j)]``, ``kern(x)`` the square one.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> kern = kerndwd.rbfdot(sigma=1.0)
+    >>> kern(np.zeros((2, 3))).shape
+    (2, 2)
+    >>> kern.params()
+    {'sigma': 1.0}
+    """
 
     name: str = "kernel"
     #: True when the kernel is the plain inner product (enables the linear solver)
@@ -206,22 +220,107 @@ class _Spline(Kernel):
 
 
 def vanilladot() -> Kernel:
-    """The linear kernel ``<x, y>``."""
+    """The linear kernel ``<x, y>`` (kernlab's ``vanilladot``).
+
+    With it, :func:`kerndwd.fit` solves linear DWD in ``beta`` (Algorithm 1)
+    when ``n >= p``.
+
+    Returns
+    -------
+    Kernel
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> kerndwd.vanilladot()(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]))
+    array([[11.]])
+    """
     return _Vanilla()
 
 
 def rbfdot(sigma=1.0) -> Kernel:
-    """The Gaussian kernel ``exp(-sigma ||x - y||^2)``."""
+    """The Gaussian kernel ``exp(-sigma ||x - y||^2)`` (kernlab's ``rbfdot``).
+
+    Parameters
+    ----------
+    sigma : float, default 1
+        Inverse width, ``> 0``; :func:`sigest` gives a data-driven value.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``sigma`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> K = kerndwd.rbfdot(sigma=0.5)(np.array([[0.0, 0.0], [1.0, 1.0]]))
+    >>> np.round(K, 4)
+    array([[1.    , 0.3679],
+           [0.3679, 1.    ]])
+    """
     return _RBF(_positive("sigma", sigma, "rbfdot"))
 
 
 def laplacedot(sigma=1.0) -> Kernel:
-    """The Laplace kernel ``exp(-sigma ||x - y||)`` (Euclidean norm, as kernlab)."""
+    """The Laplace kernel ``exp(-sigma ||x - y||)`` (kernlab's ``laplacedot``:
+    the Euclidean norm, not the L1 norm of scikit-learn's laplacian kernel).
+
+    Parameters
+    ----------
+    sigma : float, default 1
+        ``> 0``.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``sigma`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> K = kerndwd.laplacedot(sigma=1.0)(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]))
+    >>> float(np.round(K[0, 0], 6))
+    0.006738
+    """
     return _Laplace(_positive("sigma", sigma, "laplacedot"))
 
 
 def polydot(degree=1, scale=1.0, offset=1.0) -> Kernel:
-    """The polynomial kernel ``(scale <x, y> + offset)^degree``."""
+    """The polynomial kernel ``(scale <x, y> + offset)^degree`` (kernlab's ``polydot``).
+
+    Parameters
+    ----------
+    degree : int, default 1
+        ``>= 1``.
+    scale : float, default 1
+        ``> 0``.
+    offset : float, default 1
+        ``>= 0``.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError, TypeError
+        When a parameter is out of range or of the wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> kerndwd.polydot(degree=2, scale=0.5)(np.array([[1.0, 2.0]]), np.array([[2.0, 1.0]]))
+    array([[9.]])
+    """
     return _Poly(
         _positive_int("degree", degree, "polydot"),
         _positive("scale", scale, "polydot"),
@@ -236,7 +335,34 @@ def besseldot(sigma=1.0, order=1.0, degree=1) -> Kernel:
     For ``t < 1e-4`` kernlab uses the constant ``lim``; we use the series
     ``lim (1 - t^2 / (4 (order + 1)))``, exact to rounding there, because the
     constant errs by up to 2.5e-9 and can make the kernel matrix indefinite.
-    The two agree exactly at ``t = 0`` (duplicated rows)."""
+    The two agree exactly at ``t = 0`` (duplicated rows).
+
+    Parameters
+    ----------
+    sigma : float, default 1
+        ``> 0``.
+    order : float, default 1
+        ``>= 0``.
+    degree : int, default 1
+        ``>= 1``.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError, TypeError
+        When a parameter is out of range or of the wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> K = kerndwd.besseldot(sigma=1.0)(np.array([[0.0], [1.0]]))
+    >>> np.round(K, 4)
+    array([[1.    , 0.8801],
+           [0.8801, 1.    ]])
+    """
     return _Bessel(
         _positive("sigma", sigma, "besseldot"),
         _nonneg("order", order, "besseldot"),
@@ -245,13 +371,52 @@ def besseldot(sigma=1.0, order=1.0, degree=1) -> Kernel:
 
 
 def anovadot(sigma=1.0, degree=1) -> Kernel:
-    """The ANOVA kernel ``(sum_k exp(-sigma (x_k - y_k)^2))^degree``."""
+    """The ANOVA kernel ``(sum_k exp(-sigma (x_k - y_k)^2))^degree`` (kernlab's ``anovadot``).
+
+    Parameters
+    ----------
+    sigma : float, default 1
+        ``> 0``.
+    degree : int, default 1
+        ``>= 1``.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError, TypeError
+        When a parameter is out of range or of the wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> kerndwd.anovadot(sigma=1.0, degree=2)(np.array([[0.0, 0.0]]))
+    array([[4.]])
+    """
     return _Anova(_positive("sigma", sigma, "anovadot"), _positive_int("degree", degree, "anovadot"))
 
 
 def splinedot() -> Kernel:
     """The spline kernel ``prod_k (1 + x_k y_k (1 + m_k) - (x_k + y_k) m_k^2 / 2 + m_k^3 / 3)``,
-    ``m_k = min(x_k, y_k)`` (meant for data scaled to [0, 1])."""
+    ``m_k = min(x_k, y_k)`` (kernlab's ``splinedot``).
+
+    It is positive semi-definite for data in ``[0, 1]``; elsewhere its matrix
+    can be indefinite, and :func:`kerndwd.fit` refuses it with a ``ValueError``.
+
+    Returns
+    -------
+    Kernel
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> K = kerndwd.splinedot()(np.array([[0.5], [1.0]]))
+    >>> np.round(K, 4)
+    array([[1.2917, 1.6042],
+           [1.6042, 2.3333]])
+    """
     return _Spline()
 
 
@@ -267,7 +432,30 @@ _CONSTRUCTORS = {
 
 
 def kernel_from_spec(spec: dict) -> Kernel:
-    """Build a kernel from ``{"name": "rbfdot", "sigma": 0.5}`` (R's names)."""
+    """Build a kernel from ``{"name": "rbfdot", "sigma": 0.5}`` (R's names).
+
+    Parameters
+    ----------
+    spec : dict
+        ``"name"``, one of kernlab's constructors, and its parameters.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    ValueError
+        When the name is unknown.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> kerndwd.kernels.kernel_from_spec({"name": "rbfdot", "sigma": 0.5})
+    rbfdot(sigma=0.5)
+    >>> kerndwd.rbfdot(0.5).to_spec()
+    {'name': 'rbfdot', 'sigma': 0.5}
+    """
     spec = dict(spec)
     name = spec.pop("name", None)
     if name not in _CONSTRUCTORS:
@@ -276,7 +464,33 @@ def kernel_from_spec(spec: dict) -> Kernel:
 
 
 def kernel_matrix(kern: Kernel, x, y=None) -> np.ndarray:
-    """The kernel matrix ``K[i, j] = k(x_i, y_j)`` (``y = x`` when omitted)."""
+    """The kernel matrix ``K[i, j] = k(x_i, y_j)`` (``y = x`` when omitted),
+    as R's ``kernelMatrix``.
+
+    Parameters
+    ----------
+    kern : Kernel
+    x : array_like, shape (n, p)
+    y : array_like, shape (m, p), optional
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+
+    Raises
+    ------
+    TypeError
+        When ``kern`` is not a kernel of :mod:`kerndwd.kernels`.
+    ValueError
+        When ``x`` and ``y`` have different numbers of columns.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> kerndwd.kernel_matrix(kerndwd.vanilladot(), np.eye(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
     if not isinstance(kern, Kernel):
         raise TypeError(f"kern must be a kernel from kerndwd.kernels, got {type(kern).__name__}")
     return kern(x, y)
@@ -291,6 +505,30 @@ def sigest(x, random_state=None) -> float:
     draw is random: pass ``random_state`` (an int or a
     ``numpy.random.Generator``) for a reproducible value.  It cannot
     reproduce R's draw, which uses R's generator.
+
+    Parameters
+    ----------
+    x : array_like, shape (n, p)
+        At least two rows, finite.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    float
+        A ``sigma`` for :func:`rbfdot`.
+
+    Raises
+    ------
+    ValueError
+        With fewer than two rows, non-finite values, or only identical rows drawn.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> X = np.random.default_rng(0).standard_normal((100, 3))
+    >>> sigma = kerndwd.sigest(X, random_state=0)
+    >>> bool(0.05 < sigma < 2.0)
+    True
     """
     arr = np.asarray(x, dtype=float)
     if arr.ndim != 2 or arr.shape[0] < 2:

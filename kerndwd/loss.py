@@ -37,13 +37,56 @@ def _check_q(q) -> float:
 
 
 def knot(q) -> float:
-    """Where ``V_q`` changes from linear to the power tail: ``q / (q + 1)``."""
+    """Where ``V_q`` changes from linear to the power tail: ``q / (q + 1)``.
+
+    Parameters
+    ----------
+    q : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``q`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> from kerndwd.loss import knot
+    >>> knot(1.0)
+    0.5
+    """
     q = _check_q(q)
     return q / (q + 1.0)
 
 
 def lipschitz(q) -> float:
-    """Lipschitz constant of ``V_q'`` (Lemma 2): ``M = (q + 1)^2 / q``."""
+    """Lipschitz constant of ``V_q'`` (Lemma 2): ``M = (q + 1)^2 / q``, the
+    curvature of every quadratic majoriser of the MM iteration.
+
+    Parameters
+    ----------
+    q : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``q`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> kerndwd.lipschitz(1.0)
+    4.0
+    """
     return DWDLoss(_check_q(q)).lipschitz
 
 
@@ -65,6 +108,22 @@ def dwd_loss(u, q=1.0):
     q : float, default 1
         Positive exponent; ``q = 1`` is the standard DWD loss of Marron,
         Todd & Ahn (2007).
+
+    Returns
+    -------
+    ndarray or float
+        ``V_q(u)``, the shape of ``u``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For NaN margins or a ``q`` that is not a positive finite number.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> [float(v) for v in kerndwd.dwd_loss([-1.0, 0.5, 2.0], q=1.0)]
+    [2.0, 0.5, 0.125]
     """
     q = _check_q(q)
     arr = _as_margins(u)
@@ -74,7 +133,30 @@ def dwd_loss(u, q=1.0):
 
 
 def dwd_loss_deriv(u, q=1.0):
-    """The derivative ``V_q'(u)`` (paper eq. 3.5), elementwise, in ``[-1, 0)``."""
+    """The derivative ``V_q'(u)`` (paper eq. 3.5), elementwise, in ``[-1, 0)``.
+
+    Parameters
+    ----------
+    u : array_like
+        Margins; NaN is refused.
+    q : float, default 1
+        ``> 0``.
+
+    Returns
+    -------
+    ndarray or float
+
+    Raises
+    ------
+    ValueError, TypeError
+        For NaN margins or a ``q`` that is not a positive finite number.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> [float(v) for v in kerndwd.dwd_loss_deriv([0.0, 1.0, 2.0], q=1.0)]
+    [-1.0, -0.25, -0.0625]
+    """
     q = _check_q(q)
     arr = _as_margins(u)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -83,7 +165,28 @@ def dwd_loss_deriv(u, q=1.0):
 
 
 def hinge_loss(u):
-    """The SVM hinge ``max(0, 1 - u)``, the ``q -> inf`` limit of ``V_q``."""
+    """The SVM hinge ``max(0, 1 - u)``, the ``q -> inf`` limit of ``V_q``.
+
+    Parameters
+    ----------
+    u : array_like
+        Margins; NaN is refused.
+
+    Returns
+    -------
+    ndarray or float
+
+    Raises
+    ------
+    ValueError
+        For NaN margins.
+
+    Examples
+    --------
+    >>> from kerndwd.loss import hinge_loss
+    >>> [float(v) for v in hinge_loss([-1.0, 0.5, 2.0])]
+    [2.0, 0.5, 0.0]
+    """
     arr = _as_margins(u)
     out = np.maximum(0.0, 1.0 - arr)
     return out if out.ndim else float(out)
@@ -96,6 +199,28 @@ def population_minimizer(eta, q=1.0):
     ``-t_q ((1 - eta) / eta)^(1/(q+1))`` when ``eta < 1/2`` and ``0`` at
     ``eta = 1/2``; it has the sign of ``eta - 1/2`` (Fisher consistency).
     ``eta`` must lie strictly between 0 and 1.
+
+    Parameters
+    ----------
+    eta : array_like
+        ``P(Y = +1 | x)``, strictly between 0 and 1.
+    q : float, default 1
+        ``> 0``.
+
+    Returns
+    -------
+    ndarray or float
+
+    Raises
+    ------
+    ValueError
+        When ``eta`` is outside ``(0, 1)`` or NaN.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> [round(float(v), 4) for v in kerndwd.population_minimizer([0.2, 0.5, 0.8], q=1.0)]
+    [-1.0, 0.0, 1.0]
     """
     q = _check_q(q)
     e = np.asarray(eta, dtype=float)
