@@ -12,6 +12,7 @@ own form with the same methods, and every linear majoriser runs on it.
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg
 
 __all__ = ["LinearForm", "DenseLinearForm", "SparseLinearForm", "KernelForm", "weighted_col_sq_sums"]
 
@@ -63,6 +64,9 @@ class LinearForm:
             G[1:, 0] = colsum
             G[1:, 1:] = B.T @ B
         else:
+            rows = np.flatnonzero(weights)
+            if rows.size < self.n:  # rows of zero weight add nothing (a Hessian's inactive margins)
+                B, weights = B[rows], weights[rows]
             wB = B * weights[:, None]
             G[0, 0] = weights.sum()
             G[0, 1:] = wB.sum(axis=0)
@@ -73,6 +77,11 @@ class LinearForm:
     def weighted_sq_norms(self, weights):
         """Diagonal of ``Z'WZ`` (a preconditioner of the iterative majoriser)."""
         return np.concatenate(([weights.sum()], (self.B * self.B).T @ weights))
+
+
+#: Rows per block when a dense form accumulates a weighted Gram matrix (bounds
+#: the scratch memory at ``8 GRAM_BLOCK (p + 1)`` bytes).
+GRAM_BLOCK = 16384
 
 
 class DenseLinearForm(LinearForm):
@@ -90,6 +99,25 @@ class DenseLinearForm(LinearForm):
 
     def ztmul(self, z):
         return self.Z.T @ z
+
+    def weighted_sq_norms(self, weights):
+        return np.einsum("i,ij,ij->j", weights, self.Z, self.Z)
+
+    def gram(self, weights=None):
+        """``Z'WZ``; with non-negative ``weights`` (the curvatures of a Newton
+        step) only the rows of positive weight are used, scaled by the square
+        root of their weight in blocks of :data:`GRAM_BLOCK` rows, each block
+        one symmetric rank-k update."""
+        if weights is None:
+            return super().gram()
+        rows = np.flatnonzero(weights)
+        G = np.zeros((self.p + 1, self.p + 1))
+        for start in range(0, rows.size, GRAM_BLOCK):
+            block = rows[start:start + GRAM_BLOCK]
+            scaled = self.Z[block]
+            scaled *= np.sqrt(weights[block])[:, None]
+            G += scaled.T @ scaled
+        return G
 
 
 def weighted_col_sq_sums(X, w):
@@ -140,3 +168,11 @@ class KernelForm:
 
     def penalty_grad(self, theta, applied=None):
         return 2.0 * (self.K @ theta if applied is None else applied)
+
+    def eigh(self):
+        """``(e, U)`` with ``K = U diag(e) U'`` (``scipy.linalg.eigh``), computed on
+        the first call and kept: every fit that shares this form shares it."""
+        eig = getattr(self, "_eigh", None)
+        if eig is None:
+            eig = self._eigh = linalg.eigh(self.K)
+        return eig

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DWDLoss", "loss_values", "loss_derivs"]
+__all__ = ["DWDLoss", "loss_values", "loss_derivs", "loss_derivs_and_curvatures"]
 
 
 def loss_values(u, q):
@@ -35,6 +35,25 @@ def loss_derivs(u, q):
     np.divide(t, out, out=out)
     np.power(out, q + 1.0, out=out)
     return np.negative(out, out=out)
+
+
+def loss_derivs_and_curvatures(u, q):
+    """``V_q'(u)`` and the generalized second derivative ``V_q''(u)`` in one pass.
+
+    ``V_q`` is C^1 with a piecewise-smooth derivative (Lemma 2): ``V_q'' = 0``
+    up to the knot ``t = q/(q+1)`` and ``(q+1) t^(q+1) u^(-q-2) = -(q+1) V_q'(u) / u``
+    beyond it, where it is at most ``M = (q+1)^2/q`` (its value just above the
+    knot).  At the knot itself the generalized derivative is the interval
+    ``[0, M]``; the lower end, 0, is returned there.
+    """
+    t = q / (q + 1.0)
+    ratio = np.maximum(u, t)
+    curv = np.divide(q + 1.0, ratio)
+    np.divide(t, ratio, out=ratio)
+    np.power(ratio, q + 1.0, out=ratio)
+    curv *= ratio
+    curv[u <= t] = 0.0
+    return np.negative(ratio, out=ratio), curv
 
 
 class DWDLoss:
@@ -68,6 +87,10 @@ class DWDLoss:
     def deriv(self, margins):
         """``V_q'`` elementwise (unweighted)."""
         return loss_derivs(margins, self.q)
+
+    def derivs_and_curvatures(self, margins):
+        """``(V_q', V_q'')`` elementwise (unweighted): see :func:`loss_derivs_and_curvatures`."""
+        return loss_derivs_and_curvatures(margins, self.q)
 
     def mean(self, margins):
         """The data term ``(1/n) sum_i w_i V_q(u_i)`` (divided by ``n``, not by the
