@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["PathResult", "mm_path", "evaluate", "run_path", "register_method", "method_names", "default_method",
-           "STOP_RULES"]
+           "method_settings", "STOP_RULES"]
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
 #: optimality criterion (norm of the gradient of ``F`` below ``eps``).
@@ -25,11 +25,16 @@ STOP_RULES = ("step", "kkt")
 #: runs on a majoriser (its form, loss and predictor) along the problem's
 #: lambdas; ``"mm"`` is the MM iteration itself.
 _METHODS = {}
+#: name -> (the stopping rules it implements, whether it reads ``problem.accelerate``)
+_SETTINGS = {}
 
 
-def register_method(name, fn):
-    """Make ``fn(majoriser, problem) -> PathResult`` selectable as ``method=name``."""
+def register_method(name, fn, stop_rules=STOP_RULES, accelerates=True):
+    """Make ``fn(majoriser, problem) -> PathResult`` selectable as ``method=name``;
+    ``stop_rules`` are the stopping rules it implements, ``accelerates`` whether
+    it takes the momentum option ``accelerate``."""
     _METHODS[name] = fn
+    _SETTINGS[name] = (tuple(stop_rules), bool(accelerates))
     return fn
 
 
@@ -37,10 +42,16 @@ def method_names():
     return sorted(_METHODS)
 
 
+def method_settings(name):
+    """``(stop_rules, accelerates)`` of a registered path solver (see :func:`register_method`)."""
+    return _SETTINGS[name]
+
+
 def default_method(stop):
-    """The path solver used when the caller names none: the MM iteration (R's
-    iterates under R's rule)."""
-    return "mm"
+    """The path solver used when the caller names none: second-order Newton
+    with the gradient rule (``stop="kkt"``), the MM iteration under R's rule
+    (R's iterates, pass for pass)."""
+    return "newton" if stop == "kkt" else "mm"
 
 
 def run_path(majoriser, problem):
