@@ -74,6 +74,18 @@ class PathResult:
     #: lambda the budget ran out on (R drops it; scikit-learn-style callers keep it)
     unfinished: tuple | None = None
 
+    @classmethod
+    def collect(cls, finished, lambdas, npass, jerr, ncoef, unfinished=None):
+        """The result of a path solver from its finished columns, each
+        ``(alpha, objective, gradient)`` evaluated exactly, in lambda order;
+        ``unfinished`` is the same triple for the lambda it stopped on."""
+        kkt = [float(np.linalg.norm(g)) for _, _, g in finished]
+        return cls(alpha=np.column_stack([a for a, _, _ in finished]) if finished else np.zeros((ncoef, 0)),
+                   lambdas=np.asarray(lambdas[:len(finished)], dtype=float), npass=npass, jerr=jerr,
+                   objective=np.asarray([v for _, v, _ in finished]), kkt=np.asarray(kkt),
+                   unfinished=None if unfinished is None else
+                   (unfinished[0], unfinished[1], float(np.linalg.norm(unfinished[2]))))
+
 
 def evaluate(form, alpha, y, loss, lam):
     """Decision values ``f``, the objective ``F`` and its gradient with respect to
@@ -126,7 +138,7 @@ def mm_path(majoriser, problem, callback=None):
     coord = majoriser.zero()
     f = np.zeros(n)
     npass = np.zeros(nlam, dtype=int)
-    cols, objs, kkts = [], [], []
+    finished = []
     total = 0
     jerr = 0
     unfinished = None
@@ -197,22 +209,10 @@ def mm_path(majoriser, problem, callback=None):
             _, value, g = evaluate(form, alpha, y, loss, lam)
             done = (alpha, value, g)
         if jerr:
-            unfinished = (done[0], done[1], float(np.linalg.norm(done[2])))
+            unfinished = done
             break
-        cols.append(done[0])
-        objs.append(done[1])
-        kkts.append(float(np.linalg.norm(done[2])))
-    ncol = len(cols)
-    alpha = np.column_stack(cols) if cols else np.zeros((majoriser.ncoef, 0))
-    return PathResult(
-        alpha=alpha,
-        lambdas=np.asarray(lambdas[:ncol], dtype=float),
-        npass=npass,
-        jerr=jerr,
-        objective=np.asarray(objs),
-        kkt=np.asarray(kkts),
-        unfinished=unfinished,
-    )
+        finished.append(done)
+    return PathResult.collect(finished, lambdas, npass, jerr, majoriser.ncoef, unfinished)
 
 
 register_method("mm", mm_path)

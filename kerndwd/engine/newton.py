@@ -457,7 +457,7 @@ def newton_path(majoriser, problem, callback=None):
     x = system.zero()
     f = np.zeros(n)
     npass = np.zeros(nlam, dtype=int)
-    cols, objs, kkts = [], [], []
+    finished = []
     total = 0
     jerr = 0
     unfinished = None
@@ -519,20 +519,12 @@ def newton_path(majoriser, problem, callback=None):
             if total > maxit:  # as the MM iteration counts: the step past the budget is taken, then reported
                 jerr = -(l + 1)
                 break
-        if done is None:
-            alpha = system.to_alpha(x)
-            _, value, grad = evaluate(form, alpha, y, loss, lam)
-            done = (alpha, value, grad)
         if jerr:
-            unfinished = (done[0], done[1], float(np.linalg.norm(done[2])))
+            alpha = system.to_alpha(x)
+            unfinished = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
             break
-        cols.append(done[0])
-        objs.append(done[1])
-        kkts.append(float(np.linalg.norm(done[2])))
-    ncol = len(cols)
-    alpha = np.column_stack(cols) if cols else np.zeros((system.ncoef, 0))
-    return PathResult(alpha=alpha, lambdas=np.asarray(lambdas[:ncol], dtype=float), npass=npass, jerr=jerr,
-                      objective=np.asarray(objs), kkt=np.asarray(kkts), unfinished=unfinished)
+        finished.append(done)
+    return PathResult.collect(finished, lambdas, npass, jerr, system.ncoef, unfinished)
 
 
 register_method("newton", newton_path, stop_rules=("kkt",), accelerates=False)
