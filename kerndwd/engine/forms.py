@@ -110,12 +110,14 @@ class DenseLinearForm(LinearForm):
         one symmetric rank-k update."""
         if weights is None:
             return super().gram()
-        rows = np.flatnonzero(weights)
+        root = np.sqrt(weights)
+        rows = np.flatnonzero(root)
+        dense = 2 * rows.size > self.n  # most rows count: scaling them all beats gathering them
+        count = self.n if dense else rows.size
         G = np.zeros((self.p + 1, self.p + 1))
-        for start in range(0, rows.size, GRAM_BLOCK):
-            block = rows[start:start + GRAM_BLOCK]
-            scaled = self.Z[block]
-            scaled *= np.sqrt(weights[block])[:, None]
+        for start in range(0, count, GRAM_BLOCK):
+            block = slice(start, start + GRAM_BLOCK) if dense else rows[start:start + GRAM_BLOCK]
+            scaled = self.Z[block] * root[block][:, None]
             G += scaled.T @ scaled
         return G
 

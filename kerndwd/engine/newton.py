@@ -152,19 +152,30 @@ class NewtonSystem(ABC):
         return float(x[1:] @ sp), float(step[1:] @ sp)
 
 
+def _diagonal(H):
+    """A writable view of the diagonal of the square array ``H``."""
+    return H.reshape(-1)[::H.shape[0] + 1]
+
+
 def _cholesky(H, floor):
-    """Cholesky factor of ``H`` (positive definite in exact arithmetic); when
-    rounding breaks the factorisation, ``floor`` (a positive diagonal) is
-    added to the diagonal with growing weight until it succeeds."""
+    """The upper Cholesky factor of ``H`` (overwritten; positive definite in
+    exact arithmetic); when rounding breaks the factorisation, ``floor`` (a
+    positive diagonal) is added to the diagonal with growing weight until it
+    succeeds.  LAPACK directly: these systems are small and solved often."""
     weight = 0.0
     while True:
-        try:
-            return linalg.cho_factor(H, lower=False, check_finite=False)
-        except linalg.LinAlgError:
-            step = max(weight, 1e-12)
-            H[np.diag_indices_from(H)] += step * floor
-            weight += step
-            weight *= 10.0
+        factor, info = linalg.lapack.dpotrf(H, lower=False, clean=False, overwrite_a=False)
+        if info == 0:
+            return factor
+        step = max(weight, 1e-12)
+        _diagonal(H)[:] += step * floor
+        weight += step
+        weight *= 10.0
+
+
+def _cho_solve(factor, rhs):
+    """``H^-1 rhs`` from the factor of :func:`_cholesky`."""
+    return linalg.lapack.dpotrs(factor, rhs, lower=False)[0]
 
 
 def _data_scale(sq_norms, M, n):
@@ -201,10 +212,10 @@ class LinearNewton(NewtonSystem):
 
     def direction(self, x, g, d, lam, mu, rtol):
         H = self.form.gram(d)
-        diag = mu * self.scale
+        diag = _diagonal(H)
+        diag += mu * self.scale
         diag[1:] += 2.0 * lam
-        H[np.diag_indices_from(H)] += diag
-        step = -linalg.cho_solve(_cholesky(H, self.scale), g, check_finite=False)
+        step = -_cho_solve(_cholesky(H, self.scale), g)
         return step, self.form.zmul(step)
 
 
@@ -333,7 +344,7 @@ class KernelNewton(NewtonSystem):
         active = d > 0.0
         rows = Zh[active] * np.sqrt(d[active])[:, None]
         Hh = rows.T @ rows
-        Hh[np.diag_indices_from(Hh)] += shift[head]
+        _diagonal(Hh)[:] += shift[head]
         factor = _cholesky(Hh, self.scale[head])
         tail = shift.copy()
         tail[1:] += e_m * e_m * d.sum()  # sum_i U_ij^2 d_i, with the weights U_ij^2 (summing to 1) flattened
@@ -342,7 +353,7 @@ class KernelNewton(NewtonSystem):
 
         def precond(r):
             out = r / tail
-            out[head] = linalg.cho_solve(factor, r[head], check_finite=False)
+            out[head] = _cho_solve(factor, r[head])
             return out
 
         def matvec(v):
