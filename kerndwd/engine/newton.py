@@ -102,6 +102,9 @@ CG_MAXITER = 200
 #: gradient norm seen: the gradient has reached the floor that rounding sets,
 #: above ``eps``.
 STALL_LIMIT = 8
+#: Moves of the concave coordinates to their stationary point per lambda, at most
+#: (:meth:`KernelNewton.stationary`; one is usually enough).
+STATIONARY_LIMIT = 4
 
 
 # --------------------------------------------------------------------------
@@ -142,6 +145,14 @@ class NewtonSystem(ABC):
     def direction(self, x, g, d, lam, mu, rtol):
         """``(step, df)``: a solution of ``(H + mu S) step = -g`` (to the relative
         residual ``rtol`` for iterative systems) and ``df = Z~ step``."""
+
+    def stationary(self, x, z, g, lam, eps):
+        """Coordinates the Newton steps cannot settle (see :class:`KernelNewton`):
+        ``(x', df)`` with them moved to their stationary values and the change
+        ``df`` of ``f``, when the rest of ``g`` is below ``eps / 2`` and theirs
+        is above ``1e-4 eps``; else None.  None for systems without such
+        coordinates."""
+        return None
 
     def penalty(self, x):
         return float(x[1:] @ (self.pen * x[1:]))
@@ -273,14 +284,25 @@ class KernelNewton(NewtonSystem):
     ``f = b0 + U (e * x[1:])``, penalty ``x[1:]' diag(e) x[1:]``.
 
     Directions whose eigenvalue is at the rounding level of the
-    decomposition (``e_j <= n eps_machine max|e|``, the null space of a
-    singular ``K``) or negative (an indefinite kernel matrix, along which
-    ``F`` is concave in ``alpha``) are left where they are (at zero): moving
-    them changes ``f`` only by rounding, but large coefficients there make
-    ``K alpha`` noisy; and a descent method cannot reach the stationary
-    point of a concave direction, which is a maximum.  Their gradient
-    components are ``e_j (U_j' z / n + 2 lambda x_j)``, at most
-    ``|e_j| ||z||`` in size.
+    decomposition (``|e_j| <= n eps_machine max|e|``, the null space of a
+    singular ``K``) are left at zero: moving them changes ``f`` only by
+    rounding, and large coefficients there would make ``K alpha`` noisy;
+    their gradient components ``e_j (U_j' z / n + 2 lambda x_j)`` are at the
+    rounding level too.
+
+    Directions with a negative eigenvalue beyond that level (an indefinite
+    kernel matrix: a kernel that is not positive definite, such as some
+    Bessel kernels, or the square root in the distance of a Laplace or
+    Bessel kernel, which turns the rounding of a duplicated row's squared
+    distance, ``1e-16``, into ``1e-8``) make ``F`` concave in ``alpha``
+    along them, unbounded below, with its stationary point a maximum there.
+    The Newton steps, which only descend, leave them alone; once the rest of
+    the gradient is below ``eps / 2``, :meth:`stationary` sets them to that
+    stationary point, ``x_j = -U_j' z / (2 lambda n)`` (the representer
+    value the MM iteration and R converge to), which the gradient rule asks
+    for; so both solvers return the same point.
+    That move raises ``F`` by about ``lambda sum_j |e_j| x_j^2``, the concave
+    part (1e-9 relative on a duplicated row under a Laplace kernel).
 
     Parameters
     ----------
@@ -300,6 +322,7 @@ class KernelNewton(NewtonSystem):
         null = n * np.finfo(float).eps * float(np.abs(self.e).max(initial=0.0))
         self.model_e = np.where(self.e > null, self.e, 0.0)
         self.live = np.concatenate(([True], self.model_e > 0.0))
+        self.concave = np.flatnonzero(self.e < -null)  # eigen-directions along which F is concave
         self.order = np.argsort(-self.model_e)
         # diagonal of (M/n) Z~'WZ~ with Z~ = [1, U diag(e)]: the columns of U have unit norm
         if weights is None:
@@ -329,6 +352,18 @@ class KernelNewton(NewtonSystem):
         Zh[:, 0] = 1.0
         np.multiply(self.U[:, cols], self.model_e[cols], out=Zh[:, 1:])
         self._head = (np.concatenate(([0], cols + 1)), Zh)
+
+    def stationary(self, x, z, g, lam, eps):
+        if self.concave.size == 0:
+            return None
+        rows = self.concave + 1
+        concave_sq = float(g[rows] @ g[rows])
+        if concave_sq <= (1e-4 * eps) ** 2 or g @ g - concave_sq > 0.25 * eps * eps:
+            return None
+        basis = self.U[:, self.concave]
+        moved = x.copy()
+        moved[rows] = -(basis.T @ z) / (2.0 * lam)  # z holds the 1/n
+        return moved, basis @ (self.e[self.concave] * (moved[rows] - x[rows]))
 
     def _model_diag(self, lam, mu):
         diag = mu * self.scale
@@ -430,8 +465,12 @@ def newton_path(majoriser, problem, callback=None):
         Reads ``y``, ``lambdas`` (decreasing), ``eps``, ``maxit`` (Newton
         iterations for the whole path) and ``stop``, which must be ``"kkt"``.
     callback : callable, optional
-        ``callback(l, lam, alpha, f)`` after every accepted Newton step, with
-        the intercept-first coefficients and the decision values (a test hook).
+        ``callback(l, lam, alpha, f, kind)`` after every accepted Newton step
+        (``kind="newton"``, which never raises ``F``) and every move of the
+        coordinates along which an indefinite kernel matrix makes ``F``
+        concave to their stationary point (``kind="stationary"``, see
+        :class:`KernelNewton`), with the intercept-first coefficients and the
+        decision values (a test hook).
 
     Returns
     -------
@@ -491,8 +530,18 @@ def newton_path(majoriser, problem, callback=None):
         z, d, g = state(x, f, lam)
         done = None
         best, stalled = np.inf, 0
+        settled = 0
         while True:
             gnorm = float(np.linalg.norm(g))
+            moved = system.stationary(x, z, g, lam, eps) if settled < STATIONARY_LIMIT else None
+            if moved is not None:  # coordinates along which F is concave: to their stationary point
+                settled += 1
+                x, f = moved[0], f + moved[1]
+                F = loss.mean(y * f) + lam * system.penalty(x)
+                z, d, g = state(x, f, lam)
+                if callback is not None:
+                    callback(l, lam, system.to_alpha(x), f, "stationary")
+                continue
             if gnorm <= eps:
                 # confirm on decision values recomputed from the coefficients
                 alpha = system.to_alpha(x)
@@ -526,7 +575,7 @@ def newton_path(majoriser, problem, callback=None):
             f = f + t * df
             z, d, g = state(x, f, lam)
             if callback is not None:
-                callback(l, lam, system.to_alpha(x), f)
+                callback(l, lam, system.to_alpha(x), f, "newton")
             if total > maxit:  # as the MM iteration counts: the step past the budget is taken, then reported
                 jerr = -(l + 1)
                 break
