@@ -12,8 +12,12 @@ interleaved, median of ``--repeat`` calls each:
 * tight: ``stop="kkt", eps=1e-8`` (the default path solver, semismooth Newton);
 * tight MM: the same with ``method="mm"`` (momentum on).
 
-Criterion: tight / faithful <= 1.2 at n = 1000 and n = 2000.  BLAS threads
-as the machine gives them (the same for every fit).
+Criterion: tight / faithful <= 1.2 at n = 1000 and n = 2000.  One BLAS
+thread by default (``--threads``), as R's recorded timings: on a shared
+2-core machine two OpenBLAS threads make a call stall for tens of
+milliseconds whenever the other core is busy (measured: a 2000 x 141 Gram
+product, 1.1 ms on one thread, 48 ms on two; a 2000 x 2000 product with a
+vector, 1.7 ms against 8 ms), which swamps both solvers alike.
 """
 
 from __future__ import annotations
@@ -77,7 +81,8 @@ def markdown(rows, repeat):
     lines = [
         "Circle data (`x` standard normal in 2-D, `y = +1` where `|x|^2 + 0.4 N(0,1) > 1.4`), `rbfdot(sigma=1)`, "
         "q = 1, lambdas `10^seq(1, -3, len = 10)`. Each fit end to end through `kerndwd.fit` (kernel matrix and "
-        f"eigendecomposition included), interleaved, median of {repeat} calls. Faithful: R's rule "
+        f"eigendecomposition included), interleaved, median of {repeat} calls (BLAS threads: see the machine "
+        "line). Faithful: R's rule "
         "(`stop='step'`, `eps=1e-5`); tight: `stop='kkt', eps=1e-8` (semismooth Newton, the default there); "
         "tight MM: the same with `method='mm'`. Criterion: tight / faithful <= 1.2.",
         "",
@@ -102,13 +107,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tight_kernel", description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads (threadpoolctl; 0: as the machine gives)")
     ap.add_argument("--out", help="output folder (default benchmarks/output)")
     args = ap.parse_args(argv)
+    from contextlib import nullcontext
+
+    from threadpoolctl import threadpool_limits
+
     start = time.perf_counter()
-    rows = run(args.sizes, args.repeat)
+    with threadpool_limits(args.threads) if args.threads > 0 else nullcontext():
+        rows = run(args.sizes, args.repeat)
     lines, met = markdown(rows, args.repeat)
+    threads = f"{args.threads} BLAS thread(s) (threadpoolctl)" if args.threads > 0 else "BLAS threads as given"
     return write_report("tight_kernel", "Tight kernel paths against the faithful path", lines, met, argv,
-                        time.perf_counter() - start, args.out)
+                        time.perf_counter() - start, args.out, threads=threads)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DWDLoss", "loss_values", "loss_derivs", "loss_derivs_and_curvatures"]
+__all__ = ["DWDLoss", "loss_values", "loss_derivs", "loss_values_and_derivs", "loss_derivs_and_curvatures"]
 
 
 def loss_values(u, q):
@@ -35,6 +35,18 @@ def loss_derivs(u, q):
     np.divide(t, out, out=out)
     np.power(out, q + 1.0, out=out)
     return np.negative(out, out=out)
+
+
+def loss_values_and_derivs(u, q):
+    """``V_q(u)`` and ``V_q'(u)`` from one power: beyond the knot
+    ``V_q = r^q / (q+1)`` and ``V_q' = -r^(q+1)`` with ``r = t/u``."""
+    t = q / (q + 1.0)
+    ratio = np.maximum(u, t)
+    np.divide(t, ratio, out=ratio)
+    power = ratio ** q
+    values = np.where(u <= t, 1.0 - u, power / (q + 1.0))
+    power *= ratio
+    return values, np.negative(power, out=power)
 
 
 def loss_derivs_and_curvatures(u, q):
@@ -87,6 +99,10 @@ class DWDLoss:
     def deriv(self, margins):
         """``V_q'`` elementwise (unweighted)."""
         return loss_derivs(margins, self.q)
+
+    def values_and_derivs(self, margins):
+        """``(V_q, V_q')`` elementwise (unweighted): see :func:`loss_values_and_derivs`."""
+        return loss_values_and_derivs(margins, self.q)
 
     def derivs_and_curvatures(self, margins):
         """``(V_q', V_q'')`` elementwise (unweighted): see :func:`loss_derivs_and_curvatures`."""

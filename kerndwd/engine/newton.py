@@ -95,6 +95,7 @@ MAX_BACKTRACK = 60
 HEAD_FRACTION = 5e-4
 #: ... at most this many of them (the dense block costs ``n HEAD_MAX^2`` per Newton step).
 HEAD_MAX = 600
+_EPS = float(np.finfo(float).eps)
 #: Conjugate-gradient iterations per Newton step, at most.
 CG_MAXITER = 200
 #: A lambda is given up (``jerr``) after this many Newton iterations in a row
@@ -234,20 +235,33 @@ def _pcg(matvec, precond, rhs, rtol, maxiter):
     """Preconditioned conjugate gradients from zero for ``A x = rhs``: stops at
     ``||A x - rhs|| <= rtol ||rhs||``.  Every iterate lowers the quadratic
     ``x'Ax/2 - rhs'x`` below zero, so it is a descent direction of ``F``
-    when ``rhs = -grad F``."""
+    when ``rhs = -grad F``.
+
+    ``matvec(v)`` returns ``A v``, or ``(A v, image)`` where ``image`` is a
+    linear image of ``v`` (e.g. the change of ``f`` it makes); then the
+    image of ``x`` is accumulated along the way and ``(x, image of x)`` is
+    returned (the image is None when no iteration ran).  Returns
+    ``(x, image, iterations)``."""
     x = np.zeros_like(rhs)
+    image = None
     r = rhs.copy()
     stop = rtol * np.linalg.norm(rhs)
     s = precond(r)
     p = s.copy()
+    p_image = None
     rs = r @ s
-    for _ in range(maxiter):
-        Ap = matvec(p)
+    its = 0
+    for its in range(1, maxiter + 1):
+        out = matvec(p)
+        Ap, p_image = out if isinstance(out, tuple) else (out, None)
         pAp = p @ Ap
         if not pAp > 0.0:  # no curvature left along p (rounding): keep what we have
+            its -= 1
             break
         a = rs / pAp
         x += a * p
+        if p_image is not None:
+            image = a * p_image if image is None else image + a * p_image
         r -= a * Ap
         if np.linalg.norm(r) <= stop:
             break
@@ -257,8 +271,8 @@ def _pcg(matvec, precond, rhs, rtol, maxiter):
         p += s
         rs = rs_new
     if not x.any():  # not even one step: the preconditioned residual is a descent direction
-        x = precond(rhs)
-    return x
+        x, image = precond(rhs), None
+    return x, image, its
 
 
 class SparseLinearNewton(LinearNewton):
@@ -275,7 +289,7 @@ class SparseLinearNewton(LinearNewton):
         def matvec(v):
             return form.ztmul(d * form.zmul(v)) + shift * v
 
-        step = _pcg(matvec, lambda r: r / jacobi, -g, rtol, CG_MAXITER)
+        step = _pcg(matvec, lambda r: r / jacobi, -g, rtol, CG_MAXITER)[0]
         return step, form.zmul(step)
 
 
@@ -319,7 +333,7 @@ class KernelNewton(NewtonSystem):
         n = form.n
         self.n, self.ncoef = n, n + 1
         self.pen = self.e
-        null = n * np.finfo(float).eps * float(np.abs(self.e).max(initial=0.0))
+        null = n * _EPS * float(np.abs(self.e).max(initial=0.0))
         self.model_e = np.where(self.e > null, self.e, 0.0)
         self.live = np.concatenate(([True], self.model_e > 0.0))
         self.concave = np.flatnonzero(self.e < -null)  # eigen-directions along which F is concave
@@ -370,17 +384,22 @@ class KernelNewton(NewtonSystem):
         diag[1:] += 2.0 * lam * self.model_e
         return diag
 
-    def direction(self, x, g, d, lam, mu, rtol):
-        U, e_m, live = self.U, self.model_e, self.live
+    def _head_factor(self, d, shift):
+        """The Cholesky factor of the Newton matrix on the head directions."""
         head, Zh = self._head
-        shift = self._model_diag(lam, mu)
-        # the preconditioner: the Newton matrix itself on the head, its diagonal
-        # (with the data curvature averaged) on the tail
         active = d > 0.0
         rows = Zh[active] * np.sqrt(d[active])[:, None]
         Hh = rows.T @ rows
         _diagonal(Hh)[:] += shift[head]
-        factor = _cholesky(Hh, self.scale[head])
+        return _cholesky(Hh, self.scale[head])
+
+    def direction(self, x, g, d, lam, mu, rtol):
+        U, e_m, live = self.U, self.model_e, self.live
+        head = self._head[0]
+        shift = self._model_diag(lam, mu)
+        # the preconditioner: the Newton matrix itself on the head, its diagonal
+        # (with the data curvature averaged) on the tail
+        factor = self._head_factor(d, shift)
         tail = shift.copy()
         tail[1:] += e_m * e_m * d.sum()  # sum_i U_ij^2 d_i, with the weights U_ij^2 (summing to 1) flattened
         tail[~live] = 1.0
@@ -392,16 +411,18 @@ class KernelNewton(NewtonSystem):
             return out
 
         def matvec(v):
-            dv = d * (v[0] + U @ (e_m * v[1:]))
+            dv = v[0] + U @ (e_m * v[1:])  # the change of f along v: returned as its image
+            image = dv.copy()
+            dv *= d
             out = np.empty_like(v)
             out[0] = dv.sum()
             out[1:] = e_m * (U.T @ dv)
             out += shift * v
-            return out
+            return out, image
 
         rhs = np.where(live, -g, 0.0)
-        step = _pcg(matvec, precond, rhs, rtol, CG_MAXITER)
-        return step, self.decision(step)
+        step, df, _ = _pcg(matvec, precond, rhs, rtol, CG_MAXITER)
+        return step, self.decision(step) if df is None else df
 
 
 def newton_system(majoriser):
@@ -421,11 +442,12 @@ def newton_system(majoriser):
 # --------------------------------------------------------------------------
 # the path
 # --------------------------------------------------------------------------
-def _line_search(loss, y, wy_n, f, df, F, slope, lam, pen0, pen1, pen2):
+def _line_search(loss, y, w_n, wy_n, f, df, F, slope, lam, pen0, pen1, pen2):
     """A step length along ``step`` that lowers ``F`` by Armijo's rule, or None.
 
     With ``phi(t) = F(x + t step)`` (``f + t df``; penalty
-    ``pen0 + 2 t pen1 + t^2 pen2``), ``t`` is accepted when
+    ``pen0 + 2 t pen1 + t^2 pen2``; ``w_n``, ``wy_n`` the weights and the
+    weighted labels over ``n``), ``t`` is accepted when
     ``phi(t) <= phi(0) + ARMIJO t phi'(0)``, or when
     ``phi'(t) <= ARMIJO phi'(0)``: ``phi`` is convex, so
     ``phi(t) <= phi(0) + t phi'(t)`` and the second test certifies the
@@ -435,17 +457,18 @@ def _line_search(loss, y, wy_n, f, df, F, slope, lam, pen0, pen1, pen2):
     Newton steps there.  Trial lengths start at 1 and follow the secant of
     ``phi'`` towards the root of ``phi'(t) - ARMIJO phi'(0)``.
 
-    Returns ``(t, phi(t))`` or None when no trial passed.
+    Returns ``(t, phi(t), penalty at t)`` or None when no trial passed.
     """
     t = 1.0
     target = ARMIJO * slope
-    pen_slope = 2.0 * lam * pen1
+    slope_df = wy_n * df
     for _ in range(MAX_BACKTRACK):
-        margins = y * (f + t * df)
-        value = loss.mean(margins) + lam * (pen0 + t * (2.0 * pen1 + t * pen2))
-        deriv = float((wy_n * loss.deriv(margins)) @ df) + pen_slope + 2.0 * lam * t * pen2
+        values, derivs = loss.values_and_derivs(y * (f + t * df))
+        pen = pen0 + t * (2.0 * pen1 + t * pen2)
+        value = float(w_n @ values) + lam * pen
+        deriv = float(derivs @ slope_df) + 2.0 * lam * (pen1 + t * pen2)
         if value <= F + target * t or deriv <= target:
-            return t, value
+            return t, value, pen
         # phi' is nondecreasing: the root of phi' - target lies in (0, t); after the
         # first trial each one at least halves t, so MAX_BACKTRACK trials reach any length
         guess = t * (target - slope) / (deriv - slope) if deriv > slope else 0.5 * t
@@ -520,13 +543,17 @@ def newton_path(majoriser, problem, callback=None):
         g[1:] += 2.0 * lam * system.pen * x[1:]
         return z, w_n * d2, g
 
+    def objective(x, f, lam):
+        pen = system.penalty(x)
+        return float(w_n @ loss.value(y * f)) + lam * pen, pen
+
     damping = LM_START
     for l, lam in enumerate(lambdas):
         system.set_lambda(lam, curvature_bound)
         metric = system.scale.copy()  # the diagonal of the majoriser's Hessian (divided by n)
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
-        live = metric > 0.0
-        F = loss.mean(y * f) + lam * system.penalty(x)
+        inv_metric = np.divide(1.0, metric, out=np.zeros_like(metric), where=metric > 0.0)
+        F, pen = objective(x, f, lam)
         z, d, g = state(x, f, lam)
         done = None
         best, stalled = np.inf, 0
@@ -537,7 +564,7 @@ def newton_path(majoriser, problem, callback=None):
             if moved is not None:  # coordinates along which F is concave: to their stationary point
                 settled += 1
                 x, f = moved[0], f + moved[1]
-                F = loss.mean(y * f) + lam * system.penalty(x)
+                F, pen = objective(x, f, lam)
                 z, d, g = state(x, f, lam)
                 if callback is not None:
                     callback(l, lam, system.to_alpha(x), f, "stationary")
@@ -550,27 +577,27 @@ def newton_path(majoriser, problem, callback=None):
                     done = (alpha, value, grad)
                     break
                 f = system.decision(x)
-                F = loss.mean(y * f) + lam * system.penalty(x)
+                F, pen = objective(x, f, lam)
                 z, d, g = state(x, f, lam)
             total += 1
             npass[l] += 1
-            nu = float(np.sqrt(np.sum(g[live] ** 2 / metric[live])))
+            nu = float(np.sqrt((g * g) @ inv_metric))
             mu = min(1.0, damping * nu)
             step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)))
             slope = float(g @ step)
             pen1, pen2 = system.cross_penalty(x, step)
-            found = (_line_search(loss, y, wy_n, f, df, F, slope, lam, system.penalty(x), pen1, pen2)
+            found = (_line_search(loss, y, w_n, wy_n, f, df, F, slope, lam, pen, pen1, pen2)
                      if slope < 0.0 else None)
             if found is None:
-                found = (0.0, F)  # no length passes: counts as a stalled iteration
+                found = (0.0, F, pen)  # no length passes: counts as a stalled iteration
             damping = max(damping * LM_SHRINK, LM_MIN) if found[0] == 1.0 else min(damping * LM_GROW, LM_MAX)
-            progress = found[1] < F - 8.0 * np.finfo(float).eps * abs(F) or gnorm < 0.5 * best
+            progress = found[1] < F - 8.0 * _EPS * abs(F) or gnorm < 0.5 * best
             best = min(best, gnorm)
             stalled = 0 if progress else stalled + 1
             if stalled >= STALL_LIMIT:
                 jerr = -(l + 1)
                 break
-            t, F = found
+            t, F, pen = found
             x = x + t * step
             f = f + t * df
             z, d, g = state(x, f, lam)
