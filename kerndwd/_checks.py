@@ -13,12 +13,15 @@ import warnings
 import numpy as np
 
 from ._scalars import check_integer, check_real
-from .engine import GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names
+from .engine import (GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names,
+                     method_settings)
 from .kernels import Kernel, rbfdot, sigest
 
 
 class DWDConvergenceWarning(UserWarning):
-    """The MM iteration ran out of its ``maxit`` budget before the path ended."""
+    """A path stopped before its tolerance: the ``maxit`` budget ran out, or
+    rounding held the gradient above ``eps`` (an ``eps`` tighter than the
+    data's precision allows)."""
 
 
 #: Largest magnitude accepted in X: inner products of rows (p terms of up to
@@ -258,13 +261,24 @@ def check_stop(stop, name="stop"):
     return stop
 
 
-def check_method(method, stop, name="method"):
-    """The path solver: a registered name, or None for the default of ``stop``."""
-    if method is None:
-        return default_method(stop)
-    if not isinstance(method, str) or method not in method_names():
+def check_method(method, stop, accelerate=None, name="method", stop_name="stop"):
+    """The path solver: a registered name, or None for the engine's default for
+    ``stop``; it must implement the stopping rule ``stop``, and take the
+    momentum option when ``accelerate`` is given (not None)."""
+    chosen = default_method(stop) if method is None else method
+    if not isinstance(chosen, str) or chosen not in method_names():
         raise ValueError(f"{name} must be one of {method_names()} or None, got {method!r}")
-    return method
+    rules, accelerates = method_settings(chosen)
+    which = f"{name}={chosen!r}" + (f" (the default for {stop_name}={stop!r})" if method is None else "")
+    if stop not in rules:
+        others = [m for m in method_names() if stop in method_settings(m)[0]]
+        raise ValueError(f"{which} implements {stop_name} in {list(rules)}, got {stop_name}={stop!r}; "
+                         f"for {stop_name}={stop!r} use {name} in {others}")
+    if accelerate is not None and not accelerates:
+        takers = [m for m in method_names() if method_settings(m)[1]]
+        raise ValueError(f"accelerate (momentum) is an option of {name} in {takers}; {which} has none: "
+                         f"leave accelerate=None or pass {name}={takers[0]!r}")
+    return chosen
 
 
 def check_n_jobs(n_jobs):
@@ -319,11 +333,11 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
     eps = check_positive(eps, "eps")
     maxit = check_maxit(maxit, "maxit")
     q = check_qval(qval, "qval")
+    if accelerate is not None and not isinstance(accelerate, (bool, np.bool_)):
+        raise TypeError(f"accelerate must be True, False or None, got {accelerate!r}")
+    method = check_method(method, stop, accelerate)
     if accelerate is None:
         accelerate = stop == "kkt"  # momentum with the gradient rule; R's plain iteration with R's rule
-    elif not isinstance(accelerate, (bool, np.bool_)):
-        raise TypeError(f"accelerate must be True, False or None, got {accelerate!r}")
-    method = check_method(method, stop)
     kern = default_kernel(kern, X, random_state)
     design = check_design(approx, solver, kern, design_options or {}, random_state)
     if _is_sparse(X) and not (kern.is_linear and design.name == "exact"):
@@ -337,8 +351,9 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
 def warn_not_converged(jerr, lambdas, maxit):
     l = -jerr
     warnings.warn(
-        f"maxit={maxit} MM passes (a budget for the whole path) ran out while fitting "
-        f"lambda #{l} = {lambdas[l - 1]:.6g}; the {l - 1} finished lambda(s) are returned (jerr={jerr})",
+        f"maxit={maxit} iterations (a budget for the whole path) ran out while fitting "
+        f"lambda #{l} = {lambdas[l - 1]:.6g}, or rounding held the gradient above eps there; "
+        f"the {l - 1} finished lambda(s) are returned (jerr={jerr})",
         DWDConvergenceWarning,
         stacklevel=3,
     )
@@ -351,7 +366,8 @@ def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
         where = "" if q is None else f" (q={q:g})"
         detail = ", ".join(f"fold {k + 1} at lambda #{-jerr[k]} = {lambdas[-jerr[k] - 1]:.6g}" for k in bad)
         warnings.warn(
-            f"maxit={maxit} MM passes ran out{where}: {detail}; their held-out predictions at "
+            f"maxit={maxit} iterations ran out (or rounding held the gradient above eps){where}: {detail}; "
+            "their held-out predictions at "
             "that lambda and smaller ones are missing and left out of cvm and cvsd",
             DWDConvergenceWarning,
             stacklevel=stacklevel,

@@ -269,6 +269,8 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
         The loss exponent ``q > 0``.
     eps, maxit, stop
         As in :func:`kerndwd.fit` (``maxit`` is a budget per fold path).
+        With ``stop="kkt"`` the folds are fitted by semismooth Newton unless
+        ``method="mm"``.
     random_state : int or numpy.random.Generator, optional
         Seeds the fold assignment, a random permutation of
         ``1, 2, ..., nfolds, 1, 2, ...`` (length ``n``), as R builds it; then
@@ -280,9 +282,11 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     verbose : bool, default False
         Show a progress bar over the folds (needs ``tqdm``).
     method, approx, solver, **design_options
-        The path solver, and a kernel approximation or exact-kernel solver
-        with its options, as in :func:`kerndwd.fit`; each fold fits its own
-        approximation (e.g. its own landmarks).
+        The path solver (``"newton"`` needs ``stop="kkt"``; default: Newton
+        with ``stop="kkt"``, MM with ``stop="step"``), and a kernel
+        approximation or exact-kernel solver with its options, as in
+        :func:`kerndwd.fit`; each fold fits its own approximation (e.g. its
+        own landmarks).
 
     Returns
     -------

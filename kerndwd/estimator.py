@@ -2,7 +2,7 @@
 :class:`DWDClassifierCV`.
 
 They only validate and dispatch: each builds one validated
-:class:`kerndwd.engine.Problem`; every fit is one run of the engine's MM loop
+:class:`kerndwd.engine.Problem`; every fit is one run of the engine's path solver
 on the majoriser the problem's design builds (shared by all one-vs-rest
 classes), on a path of a single lambda; cross-validation is the engine's
 core that :func:`kerndwd.cv` and :func:`kerndwd.tune` use.  No solver loop,
@@ -238,12 +238,13 @@ def _prepare(est, X, y, sample_weight):
     return _Data(X_all, y_all, X, classes, _binary_targets(y_idx, classes.size), w, keep, kern, design)
 
 
-def _problem(est, data, lambdas, q, eps, stop, maxit):
-    """The validated problem of the first target (the others by ``with_labels``)."""
+def _problem(est, data, lambdas, q, eps, stop, maxit, stop_name="stop"):
+    """The validated problem of the first target (the others by ``with_labels``).
+    ``accelerate`` (momentum) is read by the MM iteration only."""
     return Problem(X=data.X, y=data.targets[0], classes=data.classes, lambdas=np.asarray(lambdas, dtype=float),
                    loss=DWDLoss(q, data.weights), kern=data.kern, stop=stop, eps=eps, maxit=maxit,
                    accelerate=stop == "kkt", gam=GAM_FIT, design=data.design,
-                   method=check_method(est.method, stop))
+                   method=check_method(est.method, stop, stop_name=stop_name))
 
 
 # --------------------------------------------------------------------------
@@ -302,14 +303,19 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
     stop : {"kkt", "step"}, default "kkt"
         The stopping rule, see ``tol``.
     max_iter : int, default 100000
-        MM passes allowed per binary problem.  When they run out a
-        :class:`kerndwd.DWDConvergenceWarning` is issued and the last
-        iterate is kept.
+        Iterations allowed per binary problem (Newton iterations, or MM
+        passes with ``method="mm"`` or ``stop="step"``).  When they run out
+        (or Newton's gradient stalls above ``tol`` at the precision the data
+        allow) a :class:`kerndwd.DWDConvergenceWarning` is issued and the
+        last iterate is kept.
     random_state : int, numpy Generator or None
         Seeds ``gamma="sigest"`` and any random kernel approximation.
     method : str or None, default None
-        The path solver (:func:`kerndwd.engine.method_names`); None: the
-        default for ``stop``.
+        The path solver (:func:`kerndwd.engine.method_names`): ``"newton"``
+        (semismooth Newton, the default with ``stop="kkt"``; it refuses
+        ``stop="step"`` with a ``ValueError`` at ``fit``) or ``"mm"`` (the
+        MM iteration with momentum under ``stop="kkt"``; R's plain
+        iteration, the default, under ``stop="step"``).
     approx : str or None, default None
         A kernel approximation registered with the engine
         (:func:`kerndwd.engine.design_names`), fitted instead of the exact kernel.
@@ -351,7 +357,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         Turns the fitted coefficients into decision values
         (:class:`kerndwd.engine.contract.Predictor`).
     n_iter_ : ndarray of int, shape (n_problems,)
-        MM passes per binary problem.
+        Iterations per binary problem (Newton iterations, or MM passes).
     kkt_ : ndarray, shape (n_problems,)
         Gradient norm of the objective at the returned fit (how far from optimal).
     objective_ : ndarray, shape (n_problems,)
@@ -388,7 +394,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
     and ``q`` but not on the labels, so all problems share one majoriser:
     one eigendecomposition of ``Z'Z`` or of the kernel matrix (one Cholesky
     factor when weighted) serves every class, and each class costs only its
-    MM passes.  One-vs-one would need ``n_classes (n_classes - 1) / 2``
+    own iterations.  One-vs-one would need ``n_classes (n_classes - 1) / 2``
     factorisations of different row subsets.  ``decision_function`` returns
     the ``n_classes`` one-vs-rest decision values; ``predict`` their argmax.
 
@@ -513,7 +519,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(
                     f"DWD did not reach tol={problem.eps:g} (stop={problem.stop!r}) within "
-                    f"max_iter={problem.maxit} MM passes at lambd={problem.lambdas[0]:g}; the last iterate is "
+                    f"max_iter={problem.maxit} iterations at lambd={problem.lambdas[0]:g}; the last iterate is "
                     "kept. Increase max_iter or tol.",
                     DWDConvergenceWarning, stacklevel=3,
                 )
@@ -654,7 +660,10 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
     choose : {"lambda_min", "lambda_1se"}, default "lambda_min"
     cv_tol, cv_stop : default 1e-5, "step"
         Stopping rule of the fold paths (R's default: the CV error only needs
-        the sign of held-out decision values).
+        the sign of held-out decision values).  ``method`` applies to the
+        folds and the refit alike: ``method="newton"`` needs
+        ``cv_stop="kkt"``; ``method=None`` fits the folds by MM under
+        ``cv_stop="step"`` and the refit by Newton under ``stop="kkt"``.
     n_jobs : int, optional
         Folds in parallel (joblib); results do not depend on it.
 
@@ -734,7 +743,7 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         else:
             lambdas = self.lambdas
         lambdas = check_lambdas(lambdas, data.X.shape[0], "lambdas")
-        problem = _problem(self, data, lambdas, qs[0], cv_tol, self.cv_stop, max_iter)
+        problem = _problem(self, data, lambdas, qs[0], cv_tol, self.cv_stop, max_iter, stop_name="cv_stop")
         cache = FactorCache(problem.X, problem.kern)
         predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, data.targets, n_jobs=n_jobs)
         cvm = np.empty((qs.size, lambdas.size))

@@ -38,7 +38,8 @@ class DWDPath(RNamed):
     lambda_ : ndarray, shape (L,)
         The lambdas of the returned columns, decreasing.
     npass : ndarray of int, shape (nlambda,)
-        MM passes per requested lambda (0 after a failure).
+        Iterations per requested lambda (0 after a failure): MM passes, or
+        Newton iterations with ``method="newton"``.
     jerr : int
         0, or ``-l`` when ``maxit`` ran out on the ``l``-th lambda (1-based).
     kern, qval, wt, eps, maxit, stop
@@ -186,8 +187,10 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
     Minimises ``(1/n) sum_i wt_i V_q(y_i f(x_i)) + lambda ||f||^2`` for each
-    lambda, by majorization-minimization with warm starts along the
-    decreasing path (Wang & Zou 2018, Algorithms 1 and 2).
+    lambda, with warm starts along the decreasing path: by
+    majorization-minimization (Wang & Zou 2018, Algorithms 1 and 2) under
+    R's stopping rule, by semismooth Newton (``docs/solvers.md``) under the
+    gradient rule ``stop="kkt"``.
 
     Parameters
     ----------
@@ -220,23 +223,32 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
         is loose at small lambda (see ``path.kkt``).  With ``stop="kkt"``
         it stops when the norm of the objective's gradient is ``<= eps``.
     maxit : int, default 100000
-        Budget of MM passes for the **whole path**, as in R.  When it runs
-        out on the ``l``-th lambda a :class:`DWDConvergenceWarning` is issued,
-        ``jerr = -l`` and the ``l - 1`` finished columns are returned.
+        Budget of iterations (MM passes, or Newton iterations) for the
+        **whole path**, as in R.  When it runs out on the ``l``-th lambda a
+        :class:`DWDConvergenceWarning` is issued, ``jerr = -l`` and the
+        ``l - 1`` finished columns are returned.  Newton also stops there
+        when rounding keeps the gradient above ``eps`` (an ``eps`` below
+        the precision the data allow).
     random_state : int or numpy Generator, optional
         Seeds ``sigest`` when ``kern`` is omitted.
     stop : {"step", "kkt"}, default "step"
         The stopping rule, see ``eps``.
     accelerate : bool, optional
         Add Nesterov momentum (with a restart whenever the objective would
-        rise) to the MM passes.  Default: on with ``stop="kkt"``, off with
-        ``stop="step"`` so that R's iterates, ``npass`` included, are
-        reproduced exactly.  On ill-conditioned problems it cuts the passes
-        needed for a tight fit by 10 to 100 times.
-    method : str, optional
-        The path solver (:func:`kerndwd.engine.method_names`): ``"mm"``, the
-        MM iteration of the paper and of R.  Default: its default for
-        ``stop``.
+        rise) to the MM passes; an option of ``method="mm"`` only (passing
+        it with Newton raises ``ValueError``).  Default: on with
+        ``stop="kkt"``, off with ``stop="step"`` so that R's iterates,
+        ``npass`` included, are reproduced exactly.  On ill-conditioned
+        problems it cuts the passes needed for a tight fit by 10 to 100
+        times.
+    method : {None, "newton", "mm"} or another registered name
+        The path solver (:func:`kerndwd.engine.method_names`).
+        ``"newton"``: semismooth Newton with a monotone line search, a few
+        iterations per lambda to any ``eps``; it implements the gradient
+        rule only (``stop="step"`` with it raises ``ValueError``).
+        ``"mm"``: the MM iteration of the paper and of R, either rule.
+        Default (None): ``"newton"`` with ``stop="kkt"``, ``"mm"`` with
+        ``stop="step"`` (R's iterates).
     approx : str, optional
         A kernel approximation registered with the engine (see
         :func:`kerndwd.engine.design_names`), fitted instead of the exact
@@ -250,6 +262,21 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     Returns
     -------
     DWDPath
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments, including ``method="newton"`` with
+        ``stop="step"`` and ``accelerate`` with a method that has no momentum.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 3)); y = np.where(X[:, 0] > 0, "a", "b")
+    >>> tight = kerndwd.fit(X, y, [1.0, 0.01], kern=kerndwd.vanilladot(), stop="kkt", eps=1e-10)
+    >>> bool((tight.kkt <= 1e-10).all()), int(tight.npass.sum()) < 30
+    (True, True)
     """
     problem = build_problem(check_data(X, y, wt, accept_sparse=True), lambdas, kern, qval, eps, maxit, stop, accelerate,
                             random_state=random_state, approx=approx, solver=solver,

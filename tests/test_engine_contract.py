@@ -11,6 +11,7 @@ gradient norm, each checked against a direct computation).
 """
 
 import pickle
+from dataclasses import replace
 from unittest import mock
 
 import numpy as np
@@ -18,7 +19,8 @@ import pytest
 from scipy import linalg, sparse
 
 import kerndwd
-from kerndwd.engine import FactorCache, FeatureDesign, Problem, build_majoriser, design_names, evaluate
+from kerndwd.engine import (FactorCache, FeatureDesign, Problem, build_majoriser, design_names, evaluate,
+                            method_names, method_settings, run_path)
 from kerndwd.engine import designs as designs_module
 from kerndwd.engine import register_design
 from kerndwd.engine.contract import COEF_SPACES, Form, Majoriser, Predictor, check_majoriser
@@ -104,11 +106,38 @@ def test_majoriser_honours_the_contract(problem):
     _, after, _ = evaluate(maj.form, alpha_new, y, loss, lam)
     assert grad_sq == pytest.approx(grad @ grad, rel=1e-8)
     assert after <= before + 1e-12 * abs(before)
+    # a shared eigenbasis is that of the form's matrix: U diag(e) U' v = B v
+    eig = maj.eigenbasis()
+    if eig is not None:
+        e, U = eig
+        v = rng.standard_normal(maj.n)
+        expected = maj.form.apply(v)
+        np.testing.assert_allclose(U @ (e * (U.T @ v)), expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
     # the predictor is what a fitted path stores: it pickles
     clone = pickle.loads(pickle.dumps(maj.predictor))
     if not sparse.issparse(problem.X):
         np.testing.assert_array_equal(clone.decision(problem.X[:5], alpha[:, None]),
                                       maj.predictor.decision(problem.X[:5], alpha[:, None]))
+
+
+@pytest.mark.parametrize("problem", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_every_path_solver_reaches_the_same_optimum(problem):
+    """Each registered path solver that implements the gradient rule runs on
+    every design's majoriser and stops each lambda at ``||grad F|| <= 1e-9``,
+    at the same objective."""
+    objectives = {}
+    for name in method_names():
+        stop_rules, accelerates = method_settings(name)
+        if "kkt" not in stop_rules:
+            continue
+        tight = replace(problem, stop="kkt", eps=1e-9, maxit=10**6, method=name, accelerate=accelerates,
+                        lambdas=np.array([1.0, 0.1]))
+        result = run_path(build_majoriser(tight, FactorCache(tight.X, tight.kern)), tight)
+        assert result.jerr == 0 and (result.kkt <= 1e-9).all(), name
+        objectives[name] = result.objective
+    assert {"mm", "newton"} <= set(objectives)
+    for name, objective in objectives.items():
+        np.testing.assert_allclose(objective, objectives["mm"], rtol=1e-9, err_msg=name)
 
 
 def test_a_broken_design_is_refused_with_the_missing_piece_named():

@@ -345,7 +345,7 @@ def check_port_vs_cone(data, optima, log=print):
                 f"|F_port - F_cone| / F_cone <= {OBJECTIVE_RTOL:g} and F_port >= F_cone (1 - {BELOW_OPTIMUM_RTOL:g})",
                 ok_obj,
                 f"signed gaps {gaps.min():+.1e}..{gaps.max():+.1e}; port stop='kkt' eps={TIGHT_EPS:g} "
-                f"(max grad norm {max(c['kkt'] for c in cells):.1e}, {int(path.npass.sum())} MM passes, "
+                f"(max grad norm {max(c['kkt'] for c in cells):.1e}, {int(path.npass.sum())} iterations, "
                 f"{secs:.2f} s); {where}", cells=cells))
             dec = max(c["decision_relerr"] for c in cells)
             rows.append(_row(tag, f"{label}: decision values", dec,

@@ -8,6 +8,8 @@ Layout (each module's docstring has the details):
 * :mod:`.loop` -- :func:`mm_path`, the one MM iteration (R's, plus a
   gradient stopping rule and momentum), and :func:`run_path`, which runs
   the problem's path solver (``method``);
+* :mod:`.newton` -- :func:`newton_path`, semismooth Newton, the default
+  path solver with the gradient rule;
 * :mod:`.forms`, :mod:`.predictors` -- ``f = b0 + B theta`` and prediction;
 * :mod:`.linear`, :mod:`.kernel`, :mod:`.iterative` -- the majoriser families;
 * :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
@@ -21,13 +23,16 @@ or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
 
 from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
-from .loop import STOP_RULES, PathResult, default_method, evaluate, method_names, mm_path, register_method, run_path
+from .loop import (STOP_RULES, PathResult, default_method, evaluate, method_names, method_settings, mm_path,
+                   register_method, run_path)
+from .newton import newton_path
 from .loss import DWDLoss
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
 
 __all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "GAM_FIT", "GAM_TUNE", "LINEAR_RULES",
            "PathResult", "Problem", "STOP_RULES", "build_majoriser", "default_method", "design_names", "evaluate",
-           "fit_path", "make_design", "method_names", "mm_path", "register_design", "register_method", "run_path"]
+           "fit_path", "make_design", "method_names", "method_settings", "mm_path", "newton_path", "register_design",
+           "register_method", "run_path"]
 
 
 def fit_path(problem, cache=None):

@@ -129,6 +129,20 @@ class Majoriser(ABC):
     def at_lambda(self, lam) -> StepFn:
         """The step function of the majoriser at ``lam`` (see :data:`StepFn`)."""
 
+    def eigenbasis(self):
+        """``(e, U)`` with ``form.K = U diag(e) U'`` when the majoriser holds the
+        eigendecomposition of a kernel form's matrix, else None.
+
+        Second-order path solvers (:mod:`kerndwd.engine.newton`) work in that
+        basis; a majoriser that has it shares it here (never modify it), and
+        the solver decomposes ``form.K`` itself otherwise.
+
+        Returns
+        -------
+        tuple of (ndarray of shape (n,), ndarray of shape (n, n)), or None
+        """
+        return None
+
 
 class LinearPenalty:
     """``||f||^2 = theta' theta``, read straight off the coordinates (any

@@ -149,7 +149,8 @@ class ExactDesign(Design):
             if loss.weighted:
                 return LinearCholesky(LinearForm(X), loss, gam)
             form = DenseLinearForm(X)
-            return LinearEigen(form, loss, gam, gram_eig=cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))
+            return LinearEigen(form, loss, gam,
+                               gram_eig=lambda: cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))
         K = cache.kernel_matrix()
         predictor = KernelPredictor(problem.kern, X)
         if loss.weighted:
@@ -191,5 +192,5 @@ class FeatureDesign(Design):
         predictor = FeaturePredictor(fmap, problem.p)
         if loss.weighted:
             return LinearCholesky(form, loss, gam, predictor)
-        gram_eig = cache.memo("gram_eigh", lambda: linalg.eigh(form.gram()))
+        gram_eig = lambda: cache.memo("gram_eigh", lambda: linalg.eigh(form.gram()))  # noqa: E731
         return LinearEigen(form, loss, gam, predictor, gram_eig=gram_eig)

@@ -12,6 +12,7 @@ own form with the same methods, and every linear majoriser runs on it.
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg
 
 __all__ = ["LinearForm", "DenseLinearForm", "SparseLinearForm", "KernelForm", "weighted_col_sq_sums"]
 
@@ -71,6 +72,9 @@ class LinearForm:
             G[1:, 0] = colsum
             G[1:, 1:] = B.T @ B
         else:
+            rows = np.flatnonzero(weights)
+            if rows.size < self.n:  # rows of zero weight add nothing (a Hessian's inactive margins)
+                B, weights = B[rows], weights[rows]
             wB = B * weights[:, None]
             G[0, 0] = weights.sum()
             G[0, 1:] = wB.sum(axis=0)
@@ -81,6 +85,11 @@ class LinearForm:
     def weighted_sq_norms(self, weights):
         """Diagonal of ``Z'WZ`` (a preconditioner of the iterative majoriser)."""
         return np.concatenate(([weights.sum()], (self.B * self.B).T @ weights))
+
+
+#: Rows per block when a dense form accumulates a weighted Gram matrix (bounds
+#: the scratch memory at ``8 GRAM_BLOCK (p + 1)`` bytes).
+GRAM_BLOCK = 16384
 
 
 class DenseLinearForm(LinearForm):
@@ -98,6 +107,27 @@ class DenseLinearForm(LinearForm):
 
     def ztmul(self, z):
         return self.Z.T @ z
+
+    def weighted_sq_norms(self, weights):
+        return np.einsum("i,ij,ij->j", weights, self.Z, self.Z)
+
+    def gram(self, weights=None):
+        """``Z'WZ``; with non-negative ``weights`` (the curvatures of a Newton
+        step) only the rows of positive weight are used, scaled by the square
+        root of their weight in blocks of :data:`GRAM_BLOCK` rows, each block
+        one symmetric rank-k update."""
+        if weights is None:
+            return super().gram()
+        root = np.sqrt(weights)
+        rows = np.flatnonzero(root)
+        dense = 2 * rows.size > self.n  # most rows count: scaling them all beats gathering them
+        count = self.n if dense else rows.size
+        G = np.zeros((self.p + 1, self.p + 1))
+        for start in range(0, count, GRAM_BLOCK):
+            block = slice(start, start + GRAM_BLOCK) if dense else rows[start:start + GRAM_BLOCK]
+            scaled = self.Z[block] * root[block][:, None]
+            G += scaled.T @ scaled
+        return G
 
 
 def weighted_col_sq_sums(X, w):
@@ -154,3 +184,10 @@ class KernelForm:
         penalty's norm ``alpha' K alpha`` its squared dual norm is ``v' K v``."""
         v = u + 2.0 * lam * theta
         return (v * (self.K @ v)).sum(axis=0)
+    def eigh(self):
+        """``(e, U)`` with ``K = U diag(e) U'`` (``scipy.linalg.eigh``), computed on
+        the first call and kept: every fit that shares this form shares it."""
+        eig = getattr(self, "_eigh", None)
+        if eig is None:
+            eig = self._eigh = linalg.eigh(self.K)
+        return eig

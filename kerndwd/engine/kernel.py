@@ -71,6 +71,10 @@ class KernelEigen(Majoriser):
 
         return step_fn
 
+    def eigenbasis(self):
+        """``(e, U)``, the eigendecomposition of ``K`` this majoriser iterates in."""
+        return self.e, self.U
+
 
 class KernelCholesky(Majoriser):
     """Weighted kernel DWD: a Cholesky factor of the ``(n+1)^2`` majoriser per lambda."""

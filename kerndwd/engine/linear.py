@@ -28,7 +28,10 @@ class LinearEigen(LinearPenalty, Majoriser):
     :mod:`kerndwd.engine.forms`; the dense one keeps ``Z = [1, X]``).
 
     ``gram_eig``, when given, is ``linalg.eigh(form.gram())``, computed once
-    and shared (it depends on the rows alone, not on q or y).
+    and shared (it depends on the rows alone, not on q or y), or a
+    zero-argument callable returning it.  The decomposition is made on first
+    use (``evals``, ``evecs``): a path solver that never takes an MM step
+    (:mod:`kerndwd.engine.newton`) never pays for it.
     """
 
     solver = "ldwd"
@@ -38,8 +41,7 @@ class LinearEigen(LinearPenalty, Majoriser):
         self.loss = loss
         self.form = form
         self.predictor = LinearPredictor(form.p) if predictor is None else predictor
-        evals, self.evecs = linalg.eigh(form.gram()) if gram_eig is None else gram_eig
-        self.evals = evals + gam
+        self._gram_eig, self._gam = gram_eig, gam
 
     def at_lambda(self, lam):
         n, M, V, form = self.n, self.loss.lipschitz, self.evecs, self.form
@@ -66,6 +68,24 @@ class LinearEigen(LinearPenalty, Majoriser):
             return step, form.zmul(step), (rhs @ rhs) * inv_n2
 
         return step_fn
+
+    @property
+    def evals(self):
+        """Eigenvalues of ``Z'Z`` plus the ridge ``gam``."""
+        return self._decomposition()[0]
+
+    @property
+    def evecs(self):
+        """Eigenvectors of ``Z'Z``."""
+        return self._decomposition()[1]
+
+    def _decomposition(self):
+        eig = getattr(self, "_eig", None)
+        if eig is None:
+            given = self._gram_eig() if callable(self._gram_eig) else self._gram_eig
+            evals, evecs = linalg.eigh(self.form.gram()) if given is None else given
+            eig = self._eig = (evals + self._gam, evecs)
+        return eig
 
 
 class LinearCholesky(LinearPenalty, Majoriser):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 __all__ = ["PathResult", "mm_path", "evaluate", "run_path", "register_method", "method_names", "default_method",
-           "STOP_RULES"]
+           "method_settings", "STOP_RULES"]
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
 #: optimality criterion (norm of the gradient of ``F`` below ``eps``).
@@ -25,11 +25,16 @@ STOP_RULES = ("step", "kkt")
 #: runs on a majoriser (its form, loss and predictor) along the problem's
 #: lambdas; ``"mm"`` is the MM iteration itself.
 _METHODS = {}
+#: name -> (the stopping rules it implements, whether it reads ``problem.accelerate``)
+_SETTINGS = {}
 
 
-def register_method(name, fn):
-    """Make ``fn(majoriser, problem) -> PathResult`` selectable as ``method=name``."""
+def register_method(name, fn, stop_rules=STOP_RULES, accelerates=True):
+    """Make ``fn(majoriser, problem) -> PathResult`` selectable as ``method=name``;
+    ``stop_rules`` are the stopping rules it implements, ``accelerates`` whether
+    it takes the momentum option ``accelerate``."""
     _METHODS[name] = fn
+    _SETTINGS[name] = (tuple(stop_rules), bool(accelerates))
     return fn
 
 
@@ -37,10 +42,16 @@ def method_names():
     return sorted(_METHODS)
 
 
+def method_settings(name):
+    """``(stop_rules, accelerates)`` of a registered path solver (see :func:`register_method`)."""
+    return _SETTINGS[name]
+
+
 def default_method(stop):
-    """The path solver used when the caller names none: the MM iteration (R's
-    iterates under R's rule)."""
-    return "mm"
+    """The path solver used when the caller names none: second-order Newton
+    with the gradient rule (``stop="kkt"``), the MM iteration under R's rule
+    (R's iterates, pass for pass)."""
+    return "newton" if stop == "kkt" else "mm"
 
 
 def run_path(majoriser, problem):
@@ -81,6 +92,18 @@ class PathResult:
     #: when ``jerr != 0``: ``(alpha, objective, kkt)`` of the last iterate at the
     #: lambda the budget ran out on (R drops it; scikit-learn-style callers keep it)
     unfinished: tuple | None = None
+
+    @classmethod
+    def collect(cls, finished, lambdas, npass, jerr, ncoef, unfinished=None):
+        """The result of a path solver from its finished columns, each
+        ``(alpha, objective, gradient)`` evaluated exactly, in lambda order;
+        ``unfinished`` is the same triple for the lambda it stopped on."""
+        kkt = [float(np.linalg.norm(g)) for _, _, g in finished]
+        return cls(alpha=np.column_stack([a for a, _, _ in finished]) if finished else np.zeros((ncoef, 0)),
+                   lambdas=np.asarray(lambdas[:len(finished)], dtype=float), npass=npass, jerr=jerr,
+                   objective=np.asarray([v for _, v, _ in finished]), kkt=np.asarray(kkt),
+                   unfinished=None if unfinished is None else
+                   (unfinished[0], unfinished[1], float(np.linalg.norm(unfinished[2]))))
 
 
 def evaluate(form, alpha, y, loss, lam):
@@ -134,7 +157,7 @@ def mm_path(majoriser, problem, callback=None):
     coord = majoriser.zero()
     f = np.zeros(n)
     npass = np.zeros(nlam, dtype=int)
-    cols, objs, kkts = [], [], []
+    finished = []
     total = 0
     jerr = 0
     unfinished = None
@@ -205,22 +228,10 @@ def mm_path(majoriser, problem, callback=None):
             _, value, g = evaluate(form, alpha, y, loss, lam)
             done = (alpha, value, g)
         if jerr:
-            unfinished = (done[0], done[1], float(np.linalg.norm(done[2])))
+            unfinished = done
             break
-        cols.append(done[0])
-        objs.append(done[1])
-        kkts.append(float(np.linalg.norm(done[2])))
-    ncol = len(cols)
-    alpha = np.column_stack(cols) if cols else np.zeros((majoriser.ncoef, 0))
-    return PathResult(
-        alpha=alpha,
-        lambdas=np.asarray(lambdas[:ncol], dtype=float),
-        npass=npass,
-        jerr=jerr,
-        objective=np.asarray(objs),
-        kkt=np.asarray(kkts),
-        unfinished=unfinished,
-    )
+        finished.append(done)
+    return PathResult.collect(finished, lambdas, npass, jerr, majoriser.ncoef, unfinished)
 
 
 register_method("mm", mm_path)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DWDLoss", "loss_values", "loss_derivs", "weight_scale", "WEIGHT_OCTAVES"]
+__all__ = [
+    "DWDLoss", "loss_values", "loss_derivs", "loss_values_and_derivs", "loss_derivs_and_curvatures",
+    "weight_scale", "WEIGHT_OCTAVES",
+]
 
 
 def loss_values(u, q):
@@ -51,6 +54,37 @@ def weight_scale(weights):
     positive = weights[weights > 0]
     octave = int(np.round(np.mean(np.log2(positive))))  # the geometric mean: no overflow at any scale
     return 1.0 if abs(octave) <= WEIGHT_OCTAVES else float(2.0**octave)
+
+
+def loss_values_and_derivs(u, q):
+    """``V_q(u)`` and ``V_q'(u)`` from one power: beyond the knot
+    ``V_q = r^q / (q+1)`` and ``V_q' = -r^(q+1)`` with ``r = t/u``."""
+    t = q / (q + 1.0)
+    ratio = np.maximum(u, t)
+    np.divide(t, ratio, out=ratio)
+    power = ratio ** q
+    values = np.where(u <= t, 1.0 - u, power / (q + 1.0))
+    power *= ratio
+    return values, np.negative(power, out=power)
+
+
+def loss_derivs_and_curvatures(u, q):
+    """``V_q'(u)`` and the generalized second derivative ``V_q''(u)`` in one pass.
+
+    ``V_q`` is C^1 with a piecewise-smooth derivative (Lemma 2): ``V_q'' = 0``
+    up to the knot ``t = q/(q+1)`` and ``(q+1) t^(q+1) u^(-q-2) = -(q+1) V_q'(u) / u``
+    beyond it, where it is at most ``M = (q+1)^2/q`` (its value just above the
+    knot).  At the knot itself the generalized derivative is the interval
+    ``[0, M]``; the lower end, 0, is returned there.
+    """
+    t = q / (q + 1.0)
+    ratio = np.maximum(u, t)
+    curv = np.divide(q + 1.0, ratio)
+    np.divide(t, ratio, out=ratio)
+    np.power(ratio, q + 1.0, out=ratio)
+    curv *= ratio
+    curv[u <= t] = 0.0
+    return np.negative(ratio, out=ratio), curv
 
 
 class DWDLoss:
@@ -98,6 +132,14 @@ class DWDLoss:
     def deriv(self, margins):
         """``V_q'`` elementwise (unweighted)."""
         return loss_derivs(margins, self.q)
+
+    def values_and_derivs(self, margins):
+        """``(V_q, V_q')`` elementwise (unweighted): see :func:`loss_values_and_derivs`."""
+        return loss_values_and_derivs(margins, self.q)
+
+    def derivs_and_curvatures(self, margins):
+        """``(V_q', V_q'')`` elementwise (unweighted): see :func:`loss_derivs_and_curvatures`."""
+        return loss_derivs_and_curvatures(margins, self.q)
 
     def mean(self, margins):
         """The data term ``(1/n) sum_i w_i V_q(u_i)`` (divided by ``n``, not by the
