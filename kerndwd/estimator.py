@@ -294,13 +294,16 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         default for ``stop``.
     approx : str or None, default None
         A kernel approximation registered with the engine
-        (:func:`kerndwd.engine.design_names`), fitted instead of the exact kernel.
+        (:func:`kerndwd.engine.design_names`), fitted instead of the exact
+        kernel: ``"nystroem"`` (Nystrom features, any kernel) or ``"rff"``
+        (random Fourier features, ``kernel="rbf"`` or ``"laplace"``).
     n_components : int or None, default None
         Size of the approximation (None: its default); ignored without ``approx``.
     solver : str or None, default None
         A registered solver of the exact kernel; default the R package's choice.
     design_options : dict or None, default None
-        Further options of the ``approx`` or ``solver`` design.
+        Further options of the ``approx`` or ``solver`` design, e.g.
+        ``{"dtype": "float32", "landmarks": "kmeans++"}``.
 
     Attributes
     ----------
