@@ -20,6 +20,8 @@ import ...``.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ._checks import build_problem, check_data, check_n_jobs, check_qvals, warn_folds
@@ -84,7 +86,8 @@ class CVResult(RNamed):
         Keyword arguments of :func:`kerndwd.fit` that reproduce the fitting
         settings on all the data (``kern``, ``qval``, ``wt``, ``eps``,
         ``maxit``, ``stop``, ``method``, and any ``approx`` or ``solver``
-        with its options), e.g.
+        with its options and, for a randomised design, the integer
+        ``random_state`` its folds were fitted with), e.g.
         ``kerndwd.fit(X, y, res.lambda_, **res.fit_args)``.
     """
 
@@ -223,6 +226,8 @@ def _cv_result(problem, predmat, jerr, foldid, q):
     if design.name != "exact":  # the approximation or solver, with its options
         fit_args[design.selected_by] = design.name
         fit_args.update(design.options)
+        if isinstance(design.random_state, numbers.Integral):  # the seed its folds used
+            fit_args["random_state"] = int(design.random_state)
     return CVResult(lambdas=problem.lambdas, cvm=cvm, cvsd=cvsd, predmat=predmat, foldid=foldid,
                     fold_jerr=jerr, qval=fit_args["qval"], fit_args=fit_args, y=problem.y)
 

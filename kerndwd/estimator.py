@@ -318,13 +318,16 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         iteration, the default, under ``stop="step"``).
     approx : str or None, default None
         A kernel approximation registered with the engine
-        (:func:`kerndwd.engine.design_names`), fitted instead of the exact kernel.
+        (:func:`kerndwd.engine.design_names`), fitted instead of the exact
+        kernel: ``"nystroem"`` (Nystrom features, any kernel) or ``"rff"``
+        (random Fourier features, ``kernel="rbf"`` or ``"laplace"``).
     n_components : int or None, default None
         Size of the approximation (None: its default); ignored without ``approx``.
     solver : str or None, default None
         A registered solver of the exact kernel; default the R package's choice.
     design_options : dict or None, default None
-        Further options of the ``approx`` or ``solver`` design.
+        Further options of the ``approx`` or ``solver`` design, e.g.
+        ``{"dtype": "float32", "landmarks": "kmeans++"}``.
     probability : bool, default False
         Enable :meth:`predict_proba`: at ``fit``, decision values of every
         sample are also computed by a model that did not see it (stratified

@@ -252,8 +252,11 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     approx : str, optional
         A kernel approximation registered with the engine (see
         :func:`kerndwd.engine.design_names`), fitted instead of the exact
-        kernel; its options (e.g. ``n_components``) are passed as further
-        keyword arguments, and ``random_state`` seeds it.
+        kernel: ``"nystroem"`` (Nystrom features, any kernel) or ``"rff"``
+        (random Fourier features, ``rbfdot`` and ``laplacedot``).  Its
+        options (``n_components``, ``dtype``, ``chunk_size``, Nystrom's
+        ``landmarks``) are passed as further keyword arguments, and
+        ``random_state`` seeds it (see ``docs/solvers.md``).
     solver : str, optional
         A registered solver of the exact kernel; default R's choice.
     **design_options

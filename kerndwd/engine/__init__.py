@@ -13,6 +13,8 @@ Layout (each module's docstring has the details):
 * :mod:`.forms`, :mod:`.predictors` -- ``f = b0 + B theta`` and prediction;
 * :mod:`.linear`, :mod:`.kernel`, :mod:`.iterative` -- the majoriser families;
 * :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
+* :mod:`.features` -- kernel approximations as designs: Nystrom features
+  (``approx="nystroem"``) and random Fourier features (``approx="rff"``);
 * :mod:`.cache` -- kernel matrices and decompositions shared across fits;
 * :mod:`.crossval` -- the cross-validation core and R's CV rules.
 
@@ -23,16 +25,17 @@ or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
 
 from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
+from .features import FourierDesign, NystroemDesign  # registers approx="rff" and approx="nystroem"
 from .loop import (STOP_RULES, PathResult, default_method, evaluate, method_names, method_settings, mm_path,
                    register_method, run_path)
 from .newton import newton_path
 from .loss import DWDLoss
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
 
-__all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "GAM_FIT", "GAM_TUNE", "LINEAR_RULES",
-           "PathResult", "Problem", "STOP_RULES", "build_majoriser", "default_method", "design_names", "evaluate",
-           "fit_path", "make_design", "method_names", "method_settings", "mm_path", "newton_path", "register_design",
-           "register_method", "run_path"]
+__all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "FourierDesign", "GAM_FIT", "GAM_TUNE",
+           "LINEAR_RULES", "NystroemDesign", "PathResult", "Problem", "STOP_RULES", "build_majoriser",
+           "default_method", "design_names", "evaluate", "fit_path", "make_design", "method_names",
+           "method_settings", "mm_path", "newton_path", "register_design", "register_method", "run_path"]
 
 
 def fit_path(problem, cache=None):
