@@ -110,6 +110,7 @@ def mm_path(majoriser, problem, callback=None):
     y, lambdas, eps, maxit = problem.y, problem.lambdas, problem.eps, problem.maxit
     check_gradient, accelerate = problem.stop == "kkt", problem.accelerate
     n = majoriser.n
+    needs_decisions = majoriser.needs_decisions
     nlam = len(lambdas)
     wy = loss.weighted_labels(y)
     coord = majoriser.zero()
@@ -138,7 +139,10 @@ def mm_path(majoriser, problem, callback=None):
             else:
                 base, f_base = coord, f
             z = wy * loss.deriv(y * f_base)
-            step, df, grad_sq = step_fn(z, base)
+            if needs_decisions:
+                step, df, grad_sq = step_fn(z, base, f=f_base, y=y)
+            else:
+                step, df, grad_sq = step_fn(z, base)
             npass[l] += 1
             total += 1
             if check_gradient and grad_sq <= eps * eps:
