@@ -11,6 +11,7 @@ Layout (each module's docstring has the details):
 * :mod:`.forms`, :mod:`.predictors` -- ``f = b0 + B theta`` and prediction;
 * :mod:`.linear`, :mod:`.kernel`, :mod:`.iterative` -- the majoriser families;
 * :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
+* :mod:`.bcd` -- the exact kernel by block coordinate majorization (``solver="bcd"``);
 * :mod:`.cache` -- kernel matrices and decompositions shared across fits;
 * :mod:`.crossval` -- the cross-validation core and R's CV rules.
 
@@ -19,6 +20,7 @@ scikit-learn estimators) build a :class:`Problem` and call :func:`fit_path`
 or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
 """
 
+from . import bcd as _bcd  # noqa: F401  (registers solver="bcd")
 from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
 from .loop import STOP_RULES, PathResult, default_method, evaluate, method_names, mm_path, register_method, run_path
