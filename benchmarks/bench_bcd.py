@@ -159,7 +159,8 @@ def in_subprocess(case, timeout):
     if wrapped["returncode"] != 0:
         raise RuntimeError(f"case {case} failed:\n{out.stderr[-3000:]}")
     result = json.loads(wrapped["stdout"].strip().splitlines()[-1])
-    result["peak_mib"] = wrapped["peak_kib"] / 1024.0
+    if isinstance(result, dict):
+        result["peak_mib"] = wrapped["peak_kib"] / 1024.0
     return result
 
 
