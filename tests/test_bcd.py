@@ -42,21 +42,20 @@ def circle(n, seed):
     return X, y, rng
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["unweighted", "weighted"])
-def fits(request):
-    """(X, y, wt, exact fit, bcd fit) on one data set, weighted or not."""
-    X, y, rng = circle(N, 1)
-    wt = rng.uniform(0.5, 2.0, N) if request.param else None
+def fit_both(n, weighted, block_size, seed=1):
+    """(X, y, wt, exact fit, bcd fit) of the path LAMS on the circle data."""
+    X, y, rng = circle(n, seed)
+    wt = rng.uniform(0.5, 2.0, n) if weighted else None
     kw = dict(kern=KERN, wt=wt, stop="kkt", maxit=10 ** 6)
     exact = kerndwd.fit(X, y, LAMS, eps=EPS_EXACT, **kw)
-    bcd = kerndwd.fit(X, y, LAMS, eps=EPS_BCD, solver="bcd", block_size=BLOCK, **kw)
+    bcd = kerndwd.fit(X, y, LAMS, eps=EPS_BCD, solver="bcd", block_size=block_size, **kw)
     return X, y, wt, exact, bcd
 
 
-def test_bcd_reaches_the_exact_optimum_along_the_path(fits):
-    X, y, wt, exact, bcd = fits
+def assert_same_optimum(X, y, wt, exact, bcd):
+    n = X.shape[0]
     assert exact.jerr == 0 and bcd.jerr == 0
-    assert bcd.design == "bcd" and bcd.predictor.coef_space == "kernel" and bcd.alpha.shape == (N + 1, LAMS.size)
+    assert bcd.design == "bcd" and bcd.predictor.coef_space == "kernel" and bcd.alpha.shape == (n + 1, LAMS.size)
     assert (bcd.kkt <= EPS_BCD).all()
     np.testing.assert_array_equal(bcd.lambda_, exact.lambda_)
     gap = (bcd.objective - exact.objective) / exact.objective
@@ -78,8 +77,7 @@ def _first_order_bound(X, y, wt, f_opt, lam, q=1.0):
     return np.linalg.norm(np.linalg.solve(T.T, ones_eye.T).T, 2)
 
 
-def test_decision_values_agree_within_the_gradient_bound(fits):
-    X, y, wt, exact, bcd = fits
+def assert_decisions_within_the_gradient_bound(X, y, wt, exact, bcd):
     f_exact = exact.predict(X, type="link")
     f_bcd = bcd.predict(X, type="link")
     for j, lam in enumerate(LAMS):
@@ -88,6 +86,28 @@ def test_decision_values_agree_within_the_gradient_bound(fits):
     # and on new rows, through the stored predictor
     newx = np.random.default_rng(5).standard_normal((40, 2))
     assert np.abs(bcd.predict(newx, type="link") - exact.predict(newx, type="link")).max() <= 1e-3
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["unweighted", "weighted"])
+def fits(request):
+    return fit_both(N, request.param, BLOCK)
+
+
+def test_bcd_reaches_the_exact_optimum_along_the_path(fits):
+    assert_same_optimum(*fits)
+
+
+def test_decision_values_agree_within_the_gradient_bound(fits):
+    assert_decisions_within_the_gradient_bound(*fits)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_bcd_reaches_the_exact_optimum_at_n_2000(weighted):
+    """The same checks at n = 2000 with the default block size."""
+    both = fit_both(2000, weighted, None)
+    assert_same_optimum(*both)
+    assert_decisions_within_the_gradient_bound(*both)
 
 
 def _problem(X, y, lams, block_size, **settings):
@@ -140,13 +160,18 @@ def test_sweeps_after_the_first_keep_the_step_contract(weighted):
     for _ in range(4):
         z = loss.weighted_labels(labels) * loss.deriv(labels * f)
         step, df, grad_sq = step_fn(z, coord, f=f, y=labels)
-        f_exact, before, grad = evaluate(maj.form, maj.to_alpha(coord), labels, loss, 0.01)
+        _, before, grad = evaluate(maj.form, maj.to_alpha(coord), labels, loss, 0.01)
         f_next, after, _ = evaluate(maj.form, maj.to_alpha(coord + step), labels, loss, 0.01)
         np.testing.assert_allclose(f + df, f_next, rtol=1e-9, atol=1e-9)
         assert grad_sq == pytest.approx(grad @ grad, rel=1e-8)
         assert after <= before + 1e-12 * abs(before)
+        previous = (coord, f, z, step)
         coord, f = coord + step, f_next
-    assert maj._directions is not None  # the global step has run
+    # the last sweep did take a global step: a fresh majoriser (no directions yet) moves elsewhere
+    start, f_start, z_start, last_step = previous
+    fresh = build_majoriser(problem, FactorCache(X, KERN))
+    plain_step, _, _ = fresh.at_lambda(0.01)(z_start, start, f=f_start, y=labels)
+    assert np.abs(plain_step - last_step).max() > 1e-6
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -105,9 +105,9 @@ __all__ = ["BlockKernelForm", "BlockCoordinateKernel", "BlockCoordinateDesign", 
 DEFAULT_BLOCK_SIZE = 64
 
 #: Kernel values per tile: a block of columns ``K[:, I]`` (and every product
-#: with ``K``) is formed a tile of about this many entries at a time, so that
-#: the kernel's temporaries stay in cache; forming ``K[:, I]`` this way is
-#: several times faster than one call on all ``n`` rows (see docs/solvers.md).
+#: with ``K``) is formed a tile of about this many entries (512 KB) at a time,
+#: so that the kernel's temporaries stay in cache, and each BLAS call on a tile
+#: is small enough to run on the worker thread that makes it.
 TILE_ENTRIES = 1 << 16
 
 
@@ -212,8 +212,7 @@ class BlockKernelForm:
 
     def times(self, columns, coef):
         """``columns @ coef`` for columns from :meth:`columns` (shape (n, b)) and
-        ``coef`` of shape (b, k), by tiles of rows in the worker threads (one
-        BLAS call on all ``n`` rows with ``k = 2`` is several times slower)."""
+        ``coef`` of shape (b, k), by tiles of rows in the worker threads."""
         out = np.empty((self.n, coef.shape[1]))
         step = max(1, TILE_ENTRIES // columns.shape[1])
 
