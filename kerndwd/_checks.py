@@ -261,13 +261,18 @@ def check_stop(stop, name="stop"):
     return stop
 
 
-def check_method(method, stop, accelerate=None, name="method", stop_name="stop"):
+def check_method(method, stop, accelerate=None, name="method", stop_name="stop", design=None):
     """The path solver: a registered name, or None for the engine's default for
-    ``stop``; it must implement the stopping rule ``stop``, and take the
-    momentum option when ``accelerate`` is given (not None)."""
-    chosen = default_method(stop) if method is None else method
+    ``stop`` and ``design``; it must implement the stopping rule ``stop``, be
+    one the design supports, and take the momentum option when ``accelerate``
+    is given (not None)."""
+    chosen = default_method(stop, design) if method is None else method
     if not isinstance(chosen, str) or chosen not in method_names():
         raise ValueError(f"{name} must be one of {method_names()} or None, got {method!r}")
+    allowed = getattr(design, "path_methods", None)
+    if allowed is not None and chosen not in allowed:
+        raise ValueError(f"{name}={chosen!r} cannot fit the {design.selected_by}={design.name!r} design; "
+                         f"it supports {name} in {list(allowed)}")
     rules, accelerates = method_settings(chosen)
     which = f"{name}={chosen!r}" + (f" (the default for {stop_name}={stop!r})" if method is None else "")
     if stop not in rules:
@@ -335,11 +340,11 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
     q = check_qval(qval, "qval")
     if accelerate is not None and not isinstance(accelerate, (bool, np.bool_)):
         raise TypeError(f"accelerate must be True, False or None, got {accelerate!r}")
-    method = check_method(method, stop, accelerate)
-    if accelerate is None:
-        accelerate = stop == "kkt"  # momentum with the gradient rule; R's plain iteration with R's rule
     kern = default_kernel(kern, X, random_state)
     design = check_design(approx, solver, kern, design_options or {}, random_state)
+    method = check_method(method, stop, accelerate, design=design)
+    if accelerate is None:
+        accelerate = stop == "kkt"  # momentum with the gradient rule; R's plain iteration with R's rule
     if _is_sparse(X) and not (kern.is_linear and design.name == "exact"):
         raise TypeError("sparse X is supported only by the exact linear kernel (vanilladot(), no approx or "
                         "solver): the other kernels form dense matrices anyway; pass X.toarray()")

@@ -244,7 +244,7 @@ def _problem(est, data, lambdas, q, eps, stop, maxit, stop_name="stop"):
     return Problem(X=data.X, y=data.targets[0], classes=data.classes, lambdas=np.asarray(lambdas, dtype=float),
                    loss=DWDLoss(q, data.weights), kern=data.kern, stop=stop, eps=eps, maxit=maxit,
                    accelerate=stop == "kkt", gam=GAM_FIT, design=data.design,
-                   method=check_method(est.method, stop, stop_name=stop_name))
+                   method=check_method(est.method, stop, stop_name=stop_name, design=data.design))
 
 
 # --------------------------------------------------------------------------

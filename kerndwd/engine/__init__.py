@@ -15,6 +15,7 @@ Layout (each module's docstring has the details):
 * :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
 * :mod:`.features` -- kernel approximations as designs: Nystrom features
   (``approx="nystroem"``) and random Fourier features (``approx="rff"``);
+* :mod:`.bcd` -- the exact kernel by block coordinate majorization (``solver="bcd"``);
 * :mod:`.cache` -- kernel matrices and decompositions shared across fits;
 * :mod:`.crossval` -- the cross-validation core and R's CV rules.
 
@@ -23,6 +24,7 @@ scikit-learn estimators) build a :class:`Problem` and call :func:`fit_path`
 or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
 """
 
+from . import bcd as _bcd  # noqa: F401  (registers solver="bcd")
 from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
 from .features import FourierDesign, NystroemDesign  # registers approx="rff" and approx="nystroem"

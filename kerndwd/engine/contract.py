@@ -44,7 +44,10 @@ __all__ = ["Form", "Predictor", "Majoriser", "StepFn", "COEF_SPACES", "check_maj
 #: ``step_fn(z, coord) -> (step, df, grad_sq)``: the MM step from ``coord`` in
 #: the majoriser's coordinates, the change it makes in ``f``, and the squared
 #: norm of the gradient of ``F`` at ``coord`` (a by-product of the step).
-StepFn = Callable[[np.ndarray, np.ndarray], tuple]
+#: A majoriser with ``needs_decisions = True`` takes two more keyword
+#: arguments, ``step_fn(z, coord, f=f, y=y)``: the decision values at ``coord``
+#: and the labels (a block sweep re-evaluates the loss after each block).
+StepFn = Callable[..., tuple]
 
 #: What the rows after the intercept of a fitted ``alpha`` are:
 #: ``"beta"``: coefficients of the input columns (``f = b0 + x' beta``);
@@ -112,6 +115,10 @@ class Majoriser(ABC):
     n: int
     ncoef: int
     solver: str = "?"
+    #: True when :meth:`at_lambda`'s step function also needs the decision
+    #: values at ``coord`` and the labels (``step_fn(z, coord, f=f, y=y)``):
+    #: a step made of several moves that each re-evaluate the loss
+    needs_decisions: bool = False
 
     def zero(self) -> np.ndarray:
         """The starting point of a path (all coefficients zero)."""

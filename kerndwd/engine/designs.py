@@ -53,6 +53,9 @@ class Design(ABC):
     name: str = "?"
     selected_by: str = "approx"
     option_names: tuple = ()
+    #: the path solvers (:func:`kerndwd.engine.loop.method_names`) its
+    #: majorisers support; None: every registered one
+    path_methods: tuple | None = None
 
     def __init__(self, random_state=None, **options):
         unknown = sorted(set(options) - set(self.option_names))

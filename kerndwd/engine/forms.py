@@ -184,6 +184,7 @@ class KernelForm:
         penalty's norm ``alpha' K alpha`` its squared dual norm is ``v' K v``."""
         v = u + 2.0 * lam * theta
         return (v * (self.K @ v)).sum(axis=0)
+
     def eigh(self):
         """``(e, U)`` with ``K = U diag(e) U'`` (``scipy.linalg.eigh``), computed on
         the first call and kept: every fit that shares this form shares it."""

@@ -47,11 +47,15 @@ def method_settings(name):
     return _SETTINGS[name]
 
 
-def default_method(stop):
+def default_method(stop, design=None):
     """The path solver used when the caller names none: second-order Newton
     with the gradient rule (``stop="kkt"``), the MM iteration under R's rule
-    (R's iterates, pass for pass)."""
-    return "newton" if stop == "kkt" else "mm"
+    (R's iterates, pass for pass).  A design whose ``path_methods`` (see
+    :class:`kerndwd.engine.designs.Design`) leaves Newton out gets the MM
+    iteration."""
+    chosen = "newton" if stop == "kkt" else "mm"
+    allowed = getattr(design, "path_methods", None)
+    return chosen if allowed is None or chosen in allowed else "mm"
 
 
 def run_path(majoriser, problem):
@@ -152,6 +156,7 @@ def mm_path(majoriser, problem, callback=None):
     y, lambdas, eps, maxit = problem.y, problem.lambdas, problem.eps, problem.maxit
     check_gradient, accelerate = problem.stop == "kkt", problem.accelerate
     n = majoriser.n
+    needs_decisions = majoriser.needs_decisions
     nlam = len(lambdas)
     wy = loss.weighted_labels(y)
     coord = majoriser.zero()
@@ -180,7 +185,10 @@ def mm_path(majoriser, problem, callback=None):
             else:
                 base, f_base = coord, f
             z = wy * loss.deriv(y * f_base)
-            step, df, grad_sq = step_fn(z, base)
+            if needs_decisions:
+                step, df, grad_sq = step_fn(z, base, f=f_base, y=y)
+            else:
+                step, df, grad_sq = step_fn(z, base)
             npass[l] += 1
             total += 1
             if check_gradient and grad_sq <= eps * eps:

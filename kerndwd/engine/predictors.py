@@ -12,11 +12,15 @@ import numpy as np
 
 from .cache import quiet_kernel
 
-__all__ = ["LinearPredictor", "KernelPredictor", "FeaturePredictor", "PREDICT_BLOCK"]
+__all__ = ["LinearPredictor", "KernelPredictor", "FeaturePredictor", "PREDICT_BLOCK", "PREDICT_ENTRIES"]
 
 #: Rows of ``newx`` per block when forming ``K(newx, x)`` or features: bounds
 #: memory at about ``8 * PREDICT_BLOCK * n`` bytes.
 PREDICT_BLOCK = 2048
+#: At most this many kernel values per block of ``K(newx, x)`` (32 MB): with
+#: more than ``PREDICT_BLOCK`` training rows a block holds fewer new rows, so
+#: prediction never forms an array that grows like ``n^2``.
+PREDICT_ENTRIES = PREDICT_BLOCK * PREDICT_BLOCK
 
 
 def _dense_product(newx, coef):
@@ -54,7 +58,9 @@ class KernelPredictor:
     def decision(self, newx, alpha, cross=None):
         if cross is not None:
             return alpha[0] + cross() @ alpha[1:]
-        links = blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx, alpha[0], alpha[1:])
+        rows = max(1, min(PREDICT_BLOCK, PREDICT_ENTRIES // self.x.shape[0]))
+        links = blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx, alpha[0], alpha[1:],
+                                  rows)
         if not np.isfinite(links).all():
             raise ValueError(f"kern={self.kern!r} overflows between newx and the training rows: "
                              "the decision values are not finite; rescale newx as the training data were")
@@ -81,11 +87,11 @@ class FeaturePredictor:
         return None
 
 
-def blocked_expansion(rows_to_basis, newx, intercept, coef):
-    """``intercept + B(newx) coef`` with ``B`` formed in blocks of
-    :data:`PREDICT_BLOCK` rows, so memory stays bounded for large ``newx``."""
+def blocked_expansion(rows_to_basis, newx, intercept, coef, rows=PREDICT_BLOCK):
+    """``intercept + B(newx) coef`` with ``B`` formed in blocks of ``rows`` rows
+    (default :data:`PREDICT_BLOCK`), so memory stays bounded for large ``newx``."""
     out = np.empty((newx.shape[0], coef.shape[1]))
-    for start in range(0, newx.shape[0], PREDICT_BLOCK):
-        block = newx[start:start + PREDICT_BLOCK]
-        out[start:start + PREDICT_BLOCK] = intercept + rows_to_basis(block) @ coef
+    for start in range(0, newx.shape[0], rows):
+        block = newx[start:start + rows]
+        out[start:start + rows] = intercept + rows_to_basis(block) @ coef
     return out
