@@ -83,6 +83,11 @@ def evaluate(form, alpha, y, loss, lam):
     return f, value, grad
 
 
+def _where_it_is(rows):
+    """The default of a form's ``keep_rows``: per-row vectors in memory stay as they are."""
+    return rows
+
+
 def mm_path(majoriser, problem, callback=None):
     """Run the MM iteration of ``majoriser`` along ``problem.lambdas``.
 
@@ -107,13 +112,14 @@ def mm_path(majoriser, problem, callback=None):
     that moves to a new iterate (for tests that record the objective).
     """
     loss, form = majoriser.loss, majoriser.form
+    # a form whose rows live elsewhere (a Dask cluster) stores each new iterate's f there
+    keep_rows = getattr(form, "keep_rows", _where_it_is)
     y, lambdas, eps, maxit = problem.y, problem.lambdas, problem.eps, problem.maxit
     check_gradient, accelerate = problem.stop == "kkt", problem.accelerate
-    n = majoriser.n
     nlam = len(lambdas)
     wy = loss.weighted_labels(y)
     coord = majoriser.zero()
-    f = np.zeros(n)
+    f = np.zeros_like(y, dtype=float)  # chunked like y when the rows are a Dask array
     npass = np.zeros(nlam, dtype=int)
     cols, objs, kkts = [], [], []
     total = 0
@@ -148,7 +154,7 @@ def mm_path(majoriser, problem, callback=None):
                 # it is (not the step from it), so it satisfies the test.
                 alpha = majoriser.to_alpha(base)
                 f_exact, value, g = evaluate(form, alpha, y, loss, lam)
-                coord, f = base, f_exact
+                coord, f = base, keep_rows(f_exact)
                 if g @ g <= eps * eps:
                     done = (alpha, value, g)
                     break
@@ -160,7 +166,7 @@ def mm_path(majoriser, problem, callback=None):
                     break
                 continue
             if accelerate:
-                new_coord, new_f = base + step, f_base + df
+                new_coord, new_f = base + step, keep_rows(f_base + df)
                 new_obj = current_objective(new_coord, new_f, lam)
                 if new_obj > obj and beta > 0.0:
                     # momentum overshot: restart from the last iterate with a plain MM step
@@ -174,6 +180,7 @@ def mm_path(majoriser, problem, callback=None):
             else:
                 coord += step
                 f += df
+                f = keep_rows(f)
             if callback is not None:
                 callback(l, lam, coord, f)
             if total > maxit:
