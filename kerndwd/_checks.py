@@ -14,6 +14,7 @@ import numpy as np
 
 from ._scalars import check_integer, check_real
 from .engine import GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names
+from .engine.distributed import is_dask_collection
 from .kernels import Kernel, rbfdot, sigest
 
 
@@ -23,6 +24,9 @@ class DWDConvergenceWarning(UserWarning):
 
 def check_matrix(X, name="X"):
     """A finite 2-D float array from an array, list or pandas DataFrame."""
+    if is_dask_collection(X):  # validated lazily and kept on the cluster: kerndwd/_dask.py
+        from ._dask import check_dask_matrix
+        return check_dask_matrix(X, name)
     if hasattr(X, "iloc") and hasattr(X, "dtypes"):  # pandas DataFrame
         bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not (np.issubdtype(t, np.number) or t == bool)]
         if bad:
@@ -188,6 +192,9 @@ def check_qvals(qvals, name="qvals"):
 def default_kernel(kern, X, random_state, name="kern"):
     """R's default kernel ``rbfdot(sigma = sigest(x))`` when ``kern`` is None."""
     if kern is None:
+        if is_dask_collection(X):
+            raise TypeError(f"{name} must be given for a Dask X: the default rbfdot(sigma=sigest(X)) draws pairs "
+                            "from all rows; pass a kernel, e.g. rbfdot(sigma=sigest(sample)) or vanilladot()")
         kern = rbfdot(sigma=sigest(X, random_state=random_state))
     return check_kernel(kern, name)
 
@@ -206,6 +213,9 @@ def check_design(approx, solver, kern, options, random_state):
 
 def check_data(X, y, wt):
     """The data of ``fit``, ``cv`` and ``tune``: ``(X, y_pm, classes, w)`` validated."""
+    if is_dask_collection(X):  # X persisted on the cluster, y and wt chunked like it: kerndwd/_dask.py
+        from ._dask import check_dask_data
+        return check_dask_data(X, y, wt)
     X = check_matrix(X, "X")
     n = X.shape[0]
     y_pm, classes = encode_labels(y, n, "y")

@@ -8,6 +8,7 @@ import numpy as np
 from ._checks import build_problem, check_data, check_matrix, warn_not_converged
 from ._rnames import RNamed
 from .engine import fit_path
+from .engine.distributed import dask_decision, is_dask_collection
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -262,7 +263,10 @@ def predict(fit, newx, type="class", lambdas=None):
     if newx.shape[1] != fit.n_features:
         raise ValueError(f"newx has {newx.shape[1]} columns but the model was fitted on {fit.n_features}")
     alpha = fit.alpha if lambdas is None else fit.coef_at(lambdas)
-    link = fit.predictor.decision(newx, alpha)
+    if is_dask_collection(newx):  # lazy, one task per row chunk of newx
+        link = dask_decision(fit.predictor, newx, alpha)
+    else:
+        link = fit.predictor.decision(newx, alpha)
     if type == "link":
         return link
     return np.where(link > 0, fit.classes[1], fit.classes[0])
