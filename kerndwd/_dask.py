@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import check_weights, encode_labels
-from .engine.distributed import dask_decision, is_dask_collection, require_dask
+from .engine.distributed import ChunkedRows, dask_decision, is_dask_collection, require_dask
 
 __all__ = ["check_dask_matrix", "check_dask_data", "refuse_dask", "dask_predict_labels", "prepare_dask_fit",
            "dask_estimator_decision"]
@@ -130,7 +130,7 @@ def _as_row_vector(v, name, n, rows):
     if hasattr(v, "to_dask_array"):  # a Dask Series
         if str(v.dtype) == "category":
             raise TypeError(f"{name}: a categorical Dask Series is not accepted; pass its values or codes")
-        v = v.to_dask_array(lengths=True)
+        v = v.to_dask_array()  # lengths: computed below, from the array's own chunks
     if not isinstance(v, da.Array):
         raise TypeError(f"{name} must be a Dask array or Series, or an in-memory array, got {type(v).__name__}")
     if v.ndim == 2 and v.shape[1] == 1:
@@ -157,7 +157,7 @@ def _dask_labels(y, n, rows, name="y"):
     if len(levels) != 2:
         raise ValueError(f"{name} must hold exactly two distinct labels for binary DWD, got {len(levels)}"
                          + (f": {levels.tolist()[:5]}" if len(levels) else ""))
-    return da.where(y == levels[1], 1.0, -1.0).persist(), levels
+    return ChunkedRows.from_dask(da.where(y == levels[1], 1.0, -1.0).persist()), levels
 
 
 def _dask_weights(wt, n, rows, name="wt"):
@@ -174,7 +174,7 @@ def _dask_weights(wt, n, rows, name="wt"):
 
 
 def _on_rows(values, rows):
-    """An in-memory vector sent to the workers, chunked like ``rows``."""
+    """An in-memory vector sent to the workers, chunked like ``rows`` (a Dask array)."""
     da = require_dask()
     return da.from_array(np.asarray(values), chunks=(rows,)).persist()
 
@@ -194,14 +194,15 @@ def check_dask_data(X, y, wt):
         y_pm, classes = _dask_labels(y, n, rows)
     else:
         y_pm, classes = encode_labels(y, n, "y")
-        y_pm = _on_rows(y_pm, rows)
+        y_pm = ChunkedRows.from_dask(_on_rows(y_pm, rows))
     if wt is None:
         w = None
     elif is_dask_collection(wt):
-        w = _dask_weights(wt, n, rows)
+        w = ChunkedRows.from_dask(_dask_weights(wt, n, rows))
     else:
-        w = _on_rows(check_weights(wt, n, "wt"), rows)
-    return X, y_pm, classes, w
+        w = ChunkedRows.from_dask(_on_rows(check_weights(wt, n, "wt"), rows))
+    # each chunk of the labels and weights on the worker holding the chunk of X: no pass moves them
+    return X, y_pm.persist(near=X), classes, None if w is None else w.persist(near=X)
 
 
 def refuse_dask(X, what):
@@ -309,7 +310,7 @@ def prepare_dask_fit(est, X, y, sample_weight):
         if present.size < 2:
             raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes with positive weight, "
                              f"but only class {classes[present[0]]!r} has positive sample_weight")
-        weights = (sw * (n / total)).persist()
+        weights = ChunkedRows.from_dask(sw * (n / total)).persist(near=X)
     if (isinstance(est.gamma, str) and est.gamma == "sigest" and not est_module._kernel_is_linear(est.kernel)
             and not isinstance(est.kernel, est_module.Kernel)):
         raise ValueError("gamma='sigest' reads pairs of rows from all of X, which a Dask X keeps on the "
@@ -319,7 +320,7 @@ def prepare_dask_fit(est, X, y, sample_weight):
     if est.n_components is not None and est.approx is not None:
         options["n_components"] = est.n_components
     design = check_design(est.approx, est.solver, kern, options, est_module._seed(est.random_state))
-    targets = [t.persist() for t in est_module._binary_targets(y_idx, classes.size)]
+    targets = [ChunkedRows.from_dask(t).persist(near=X) for t in est_module._binary_targets(y_idx, classes.size)]
     return est_module._Data(X, y, X, classes, targets, weights, None, kern, design)
 
 

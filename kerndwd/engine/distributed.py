@@ -1,29 +1,39 @@
 """Linear and feature designs on a row-chunked Dask array: the rows stay on the workers.
 
-When a problem's ``X`` is a ``dask.array`` (validated by the faces: float,
+When a problem's ``X`` is a ``dask.array`` (validated by the faces: float64,
 row-chunked with one column chunk, known chunk sizes, persisted on the
-cluster), the engine keeps everything with ``n`` entries where the chunks
-are:
+cluster), everything with ``n`` entries stays where the chunks are:
 
-* the basis ``B`` (``X`` itself for linear DWD, the features
-  ``Phi = phi(X)`` of a feature design, formed per chunk by
-  ``map_blocks`` of the fitted map's ``transform`` and persisted), never
+* the basis ``B``: ``X`` itself for linear DWD, or the features
+  ``Phi = phi(X)`` of a feature design, formed chunk by chunk by the fitted
+  map's ``transform`` and persisted (:func:`dask_feature_matrix`); never
   gathered;
 * the per-row vectors of the MM loop: the labels ``y``, the weights, the
-  decision values ``f`` (persisted once per iterate through
-  :meth:`DaskLinearForm.keep_rows`, the one hook the loop calls) and
-  ``z_i = w_i y_i V_q'(y_i f_i)`` (never stored: its expression is fused
-  into the task that reduces it).
+  decision values ``f`` and ``z_i = w_i y_i V_q'(y_i f_i)``, as
+  :class:`ChunkedRows`.
+
+:class:`ChunkedRows` is what lets :func:`kerndwd.engine.loop.mm_path` run
+unchanged on a cluster.  The loop writes its per-row work in numpy
+(``f + beta * (f - f_prev)``, ``wy * loss.deriv(y * f)``,
+``np.mean(loss.value(...))``); on :class:`ChunkedRows` those operations
+only record an expression over persisted chunks.  The expression is
+evaluated chunk by chunk, inside the one task per chunk that needs it: the
+partial sums of ``Z'z`` (:meth:`DaskLinearForm.ztmul`), of the objective, or
+the stored values of a new iterate.  One hook of the form,
+:meth:`DaskLinearForm.keep_rows`, which the loop calls on each new
+iterate's ``f``, persists it (one task per chunk, on the worker holding the
+chunk), so that no expression outlives its pass.  A pass is thus two tasks
+per chunk (the new ``f``; the partial sums of ``Z'z`` at the next point)
+and a tree sum of ``k + 1`` numbers per chunk: the coefficients travel to
+the workers inside the tasks, and ``k + 1`` numbers per chunk travel back.
 
 :class:`DaskLinearForm` gives the linear-form methods of
-:mod:`kerndwd.engine.forms` as Dask reductions over the row chunks: each
-product ``Z'z`` (``Z = [1, B]``), the Gram matrix ``Z'WZ`` and the column
-norms are one blockwise task per chunk that returns a small partial sum,
-followed by a tree sum; only those partial sums, ``(k + 1)`` or
-``(k + 1)^2`` floats per chunk, travel.  ``Z coef`` is lazy and chunked
-like ``X``.  The linear majorisers solve their ``(k + 1)`` system on the
-client, unchanged, so a fit on a cluster runs the same MM iteration as one
-in memory; only the order of the floating-point sums differs.
+:mod:`kerndwd.engine.forms`: products that yield ``k + 1`` (or
+``(k + 1)^2``) numbers are reductions over the row chunks, computed at once;
+products that yield ``n`` numbers are :class:`ChunkedRows`.  The linear
+majorisers solve their ``(k + 1)`` system on the client, unchanged: a fit
+on a cluster runs the MM iteration of a fit in memory, and only the order
+of the floating-point sums differs.
 
 Nothing here starts a scheduler: computations run on whatever
 ``distributed.Client`` is current, or on Dask's default scheduler.  Dask is
@@ -33,17 +43,23 @@ without it.
 
 from __future__ import annotations
 
+import numbers
+import uuid
 import warnings
 
 import numpy as np
 
 from .forms import LinearForm
 
-__all__ = ["is_dask_collection", "require_dask", "DaskLinearForm", "DaskRowsView", "dask_feature_matrix",
-           "map_input", "row_reduce"]
+__all__ = ["is_dask_collection", "require_dask", "ChunkedRows", "DaskLinearForm", "DaskRowsView",
+           "dask_feature_matrix", "map_input", "dask_decision", "REDUCE_FAN_IN"]
 
 #: What to install for Dask input (named in every ImportError).
 DASK_EXTRA = "pip install 'kerndwd[dask]'"
+
+#: Partial sums added by one task of a reduction tree: a reduction over ``c``
+#: chunks takes ``ceil(log(c) / log(REDUCE_FAN_IN))`` levels after the chunk tasks.
+REDUCE_FAN_IN = 32
 
 
 def is_dask_collection(obj) -> bool:
@@ -61,40 +77,250 @@ def require_dask():
     return da
 
 
+def _fresh_name(prefix):
+    """A unique key prefix for a graph.  Naming graphs ourselves spares Dask
+    from hashing their functions and arguments on every MM pass; nothing is
+    shared between passes, so nothing is lost."""
+    return f"kerndwd-{prefix}-{uuid.uuid4().hex}"
+
+
 # --------------------------------------------------------------------------
-# reductions over row chunks
+# per-row vectors: expressions over chunks, evaluated in one task per chunk
 # --------------------------------------------------------------------------
-def _stack_block(block_fn, out_shape):
-    """``block_fn`` with its result given a leading axis of length 1 (one
-    partial result per row chunk)."""
+def _evaluate(expr, env):
+    """The value of ``expr`` on one chunk (``env``: leaf name -> its block)."""
+    kind = expr[0]
+    if kind == "leaf":
+        return env[expr[1]]
+    if kind == "const":
+        return expr[1]
+    if kind == "ufunc":
+        return getattr(np, expr[1])(*(_evaluate(a, env) for a in expr[2:]))
+    if kind == "where":
+        return np.where(*(_evaluate(a, env) for a in expr[1:]))
+    if kind == "matvec":
+        block = env[expr[1]]
+        return block @ expr[2] if block.dtype == np.float64 else block.astype(np.float64) @ expr[2]
+    raise ValueError(f"unknown expression {kind!r}")  # pragma: no cover
 
-    def stacked(*blocks, **kwargs):
-        return np.asarray(block_fn(*blocks, **kwargs), dtype=float).reshape((1,) + out_shape)
 
-    return stacked
+def _chunk_task(fn, exprs, names, rows, *blocks):
+    """One chunk's task (``rows`` rows): evaluate ``exprs`` on its blocks, then ``fn`` of them."""
+    env = dict(zip(names, blocks))
+    values = [_evaluate(e, env) for e in exprs]
+    # an expression without leaves (zeros_like, say) is a scalar: give it the chunk's length
+    return fn(*(np.full(rows, v, dtype=float) if np.ndim(v) == 0 else v for v in values))
 
 
-def row_reduce(block_fn, out_shape, *arrays, **kwargs):
-    """``sum over row chunks c of block_fn(a1[c], a2[c], ...)`` as a numpy array.
+def _identity(v):
+    return np.asarray(v, dtype=float)
 
-    ``arrays`` share their row chunks; each is 1-D or 2-D with a single
-    column chunk.  Every chunk yields one partial result of ``out_shape``
-    (in the task that also evaluates any lazy elementwise expression the
-    arrays carry: Dask fuses blockwise layers), and the partials are added
-    by a tree reduction; only the partials leave the workers.
+
+def _add_partials(*partials):
+    return np.sum(partials, axis=0)
+
+
+def _chunk_graph(name, fn, exprs, leaves, chunks):
+    """``{(name, i): task of chunk i}``: ``fn`` of ``exprs`` evaluated on chunk ``i``
+    of the ``leaves`` (Dask arrays chunked like ``chunks`` by rows)."""
+    names = tuple(leaves)
+    dsk = {}
+    for i, rows in enumerate(chunks):
+        keys = [(leaves[k].name, i) if leaves[k].ndim == 1 else (leaves[k].name, i, 0) for k in names]
+        dsk[(name, i)] = (_chunk_task, fn, exprs, names, rows, *keys)
+    return dsk
+
+
+def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
+    """``sum over chunks of fn(*exprs evaluated on the chunk)``, computed: one task
+    per chunk, then a tree of sums (:data:`REDUCE_FAN_IN` partials per task)."""
+    require_dask()
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    name = _fresh_name(prefix)
+    dsk = _chunk_graph(name, fn, exprs, leaves, chunks)
+    level, keys = 0, list(dsk)
+    while True:
+        level += 1
+        groups = [keys[j:j + REDUCE_FAN_IN] for j in range(0, len(keys), REDUCE_FAN_IN)]
+        if len(groups) == 1:  # the root: its key is the graph's name
+            dsk[name] = (_add_partials, *groups[0])
+            break
+        keys = []
+        for j, group in enumerate(groups):
+            dsk[(name, "sum", level, j)] = (_add_partials, *group)
+            keys.append((name, "sum", level, j))
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(leaves.values()))
+    return np.asarray(Delayed(name, graph).compute(), dtype=float)
+
+
+def _as_expr(value, leaves):
+    """``(expr, leaves)`` of an operand: rows, a Dask vector, or a scalar."""
+    if isinstance(value, ChunkedRows):
+        return value._expr, {**leaves, **value._leaves}
+    if is_dask_collection(value) and getattr(value, "ndim", None) == 1:
+        return ("leaf", value.name), {**leaves, value.name: value}
+    if isinstance(value, (numbers.Number, np.number, np.bool_)) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return ("const", value[()] if isinstance(value, np.ndarray) else value), leaves
+    raise TypeError(f"ChunkedRows combine with scalars, Dask vectors chunked like them and other ChunkedRows; "
+                    f"got {type(value).__name__}" + (f" of shape {value.shape}" if hasattr(value, "shape") else ""))
+
+
+class ChunkedRows:
+    """A vector of ``n`` rows held on the workers, chunked like ``X``.
+
+    Arithmetic and numpy ufuncs on it (``+``, ``*``, ``np.maximum``, ``np.power``,
+    ``np.where``, ``out=`` included) record an expression over its leaves
+    (persisted Dask arrays) without computing anything; reductions
+    (``np.mean``, ``.sum()``, and :class:`DaskLinearForm` products) evaluate the
+    expression chunk by chunk, inside the task that reduces the chunk, and
+    return numbers; :meth:`persist` stores its values on the workers, one task
+    per chunk.  This is how the MM loop's numpy code runs on a cluster
+    unchanged.
+
+    Parameters
+    ----------
+    expr : tuple
+        The expression (``("leaf", name)``, ``("const", value)``,
+        ``("ufunc", name, *args)``, ``("where", c, a, b)`` or
+        ``("matvec", basis_name, theta)``).
+    leaves : dict
+        Dask arrays by name, all chunked like ``chunks`` along their rows.
+    chunks : tuple of int
+        Rows per chunk.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> y = ChunkedRows.from_dask(da.from_array(np.array([1.0, -1.0, 1.0]), chunks=2))
+    >>> u = np.maximum(y * 2.0, 0.5)       # nothing is computed yet
+    >>> float(np.mean(u)), u.sum()
+    (1.5, 4.5)
     """
-    da = require_dask()
-    out_shape = tuple(int(s) for s in out_shape)
-    letters = "abcdefgh"[:len(out_shape)]
-    args = []
-    for a in arrays:
-        args += [a, "i" if a.ndim == 1 else "ij"]
-    partial = da.blockwise(_stack_block(block_fn, out_shape), "i" + letters, *args,
-                           new_axes=dict(zip(letters, out_shape)), adjust_chunks={"i": 1}, concatenate=True,
-                           dtype=float, meta=np.empty((0,) * (1 + len(out_shape))), **kwargs)
-    return np.asarray(partial.sum(axis=0).compute(), dtype=float)
+
+    __array_priority__ = 1000  # numpy scalars and arrays defer to these operators
+
+    def __init__(self, expr, leaves, chunks):
+        self._expr = expr
+        self._leaves = dict(leaves)
+        self.chunks = tuple(int(c) for c in chunks)
+        self.shape = (sum(self.chunks),)
+
+    ndim = 1
+    dtype = np.dtype(np.float64)
+
+    @classmethod
+    def from_dask(cls, array):
+        """The rows of a 1-D Dask array with known chunk sizes (not copied)."""
+        if array.ndim != 1:
+            raise ValueError(f"ChunkedRows hold 1-D Dask arrays, got {array.ndim}-D")
+        return cls(("leaf", array.name), {array.name: array}, array.chunks[0])
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"ChunkedRows(n={self.shape[0]}, chunks={len(self.chunks)}, leaves={len(self._leaves)})"
+
+    # --- building expressions
+    def _combine(self, node, *operands):
+        leaves, exprs = dict(self._leaves), []
+        for value in operands:
+            expr, leaves = _as_expr(value, leaves)
+            exprs.append(expr)
+        for arr in leaves.values():
+            if tuple(arr.chunks[0]) != self.chunks:
+                raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
+                                 f"{tuple(arr.chunks[0])}")
+        return ChunkedRows(node + tuple(exprs), leaves, self.chunks)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method != "__call__" or ufunc.nout != 1 or set(kwargs) - {"dtype"}:
+            return NotImplemented
+        result = self._combine(("ufunc", ufunc.__name__), *inputs)
+        if out is not None:  # numpy's out=: the output object takes the new expression
+            (target,) = out
+            if not isinstance(target, ChunkedRows):
+                return NotImplemented
+            target._expr, target._leaves = result._expr, result._leaves
+            return target
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in (np.zeros_like, np.empty_like, np.ones_like):
+            return ChunkedRows(("const", 1.0 if func is np.ones_like else 0.0), {}, self.chunks)
+        if func is np.where and len(args) == 3 and not kwargs:
+            return self._combine(("where",), *args)
+        if func in (np.sum, np.mean) and len(args) == 1 and not kwargs:
+            return args[0].sum() if func is np.sum else args[0].sum() / args[0].shape[0]
+        if func is np.copy:
+            return args[0].copy()
+        return NotImplemented
+
+    def _binary(ufunc, reflected=False):
+        def op(self, other):
+            return ufunc(other, self) if reflected else ufunc(self, other)
+        return op
+
+    __add__, __radd__ = _binary(np.add), _binary(np.add, True)
+    __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
+    __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
+    __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
+    __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
+    __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
+    __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
+    del _binary
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def copy(self):
+        """The same rows (a new object: ``out=`` on one leaves the other alone)."""
+        return ChunkedRows(self._expr, self._leaves, self.chunks)
+
+    # --- evaluating
+    def to_dask(self, near=None):
+        """The rows as a lazy Dask array: one task per chunk evaluates the expression.
+        With ``near`` (a Dask array chunked like the rows, ``X`` say), each task
+        also depends on ``near``'s chunk, so the scheduler runs it, and keeps its
+        result, on the worker that holds that chunk."""
+        da = require_dask()
+        from dask.highlevelgraph import HighLevelGraph
+
+        if self._expr[0] == "leaf" and near is None:
+            return self._leaves[self._expr[1]]
+        leaves = self._leaves if near is None else {**self._leaves, near.name: near}
+        name = _fresh_name("rows")
+        dsk = _chunk_graph(name, _identity, (self._expr,), leaves, self.chunks)
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(leaves.values()))
+        return da.Array(graph, name, chunks=(self.chunks,), dtype=np.float64, meta=np.empty((0,)))
+
+    def persist(self, near=None):
+        """The rows stored on the workers (one task per chunk), as a leaf; ``near``:
+        see :meth:`to_dask`."""
+        return ChunkedRows.from_dask(self.to_dask(near).persist())
+
+    def sum(self):
+        """The sum of the rows (computed: one task per chunk and a tree sum)."""
+        return float(_reduce(np.sum, (self._expr,), self._leaves, self.chunks, prefix="sum"))
+
+    def compute(self):
+        """The rows gathered to the client as a numpy array."""
+        return np.asarray(self.to_dask().compute(), dtype=float)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.compute()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __reduce__(self):
+        # a pickle holds the values, not a reference to the cluster
+        return (np.asarray, (self.compute(),))
 
 
+# --------------------------------------------------------------------------
+# the linear form of a Dask basis
+# --------------------------------------------------------------------------
 def _ztz_block(b, z):
     """``[sum(z); b'z]`` of one chunk."""
     out = np.empty(b.shape[1] + 1)
@@ -123,69 +349,79 @@ def _gram_block(b, w=None):
 
 def _sq_norms_block(b, w):
     """``[sum(w); sum_i w_i b_ij^2]`` of one chunk."""
+    b = np.asarray(b, dtype=float)
     return np.concatenate(([w.sum()], (b * b).T @ w))
-
-
-def _matvec_block(b, theta):
-    return b @ theta
 
 
 class DaskLinearForm(LinearForm):
     """``f = b0 + B theta``, ``||f||^2 = theta' theta``, for a row-chunked Dask array ``B``.
 
-    Every product that yields ``k + 1`` (or ``(k + 1)^2``) numbers is a Dask
-    reduction over the row chunks, computed at once; every product that
-    yields ``n`` numbers is lazy and chunked like ``B``.  ``B`` must be
-    persisted (it is read by every pass) and have one column chunk.
+    Every product that yields ``k + 1`` (or ``(k + 1)^2``) numbers is a
+    reduction over the row chunks, computed at once (one task per chunk and
+    a tree sum of the partials); every product that yields ``n`` numbers is
+    a :class:`ChunkedRows` (nothing computed).  ``B`` should be persisted (every
+    pass reads it) and must have one column chunk and known row chunks.
 
     Parameters
     ----------
     B : dask.array.Array, shape (n, k)
         The basis: the validated ``X`` (linear DWD) or the features ``phi(X)``
-        (any float dtype; chunks are upcast to float64 one at a time).
+        (any float dtype; each chunk is upcast to float64 in its own task).
 
     Examples
     --------
     >>> import numpy as np, dask.array as da
-    >>> B = da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2))
-    >>> form = DaskLinearForm(B)
-    >>> form.ztmul(da.ones(3, chunks=2))
+    >>> form = DaskLinearForm(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2)))
+    >>> form.ztmul(ChunkedRows.from_dask(da.ones(3, chunks=2)))
     array([3., 6., 9.])
+    >>> form.zmul(np.array([1.0, 1.0, 0.0])).compute()
+    array([1., 3., 5.])
     """
 
     def __init__(self, B):
         require_dask()
-        if len(B.chunks[1]) != 1:
-            raise ValueError("DaskLinearForm needs B with a single column chunk (rechunk({1: -1}))")
+        if len(B.chunks[1]) != 1 or any(np.isnan(c) for c in B.chunks[0]):
+            raise ValueError("DaskLinearForm needs B with known row chunks and a single column chunk")
         super().__init__(B)
+        self._leaves = {B.name: B}
+        self._basis = ("leaf", B.name)
+        self.chunks = tuple(int(c) for c in B.chunks[0])
+
+    def _rows(self, v):
+        """``(expr, leaves)`` of a per-row vector with the basis among the leaves."""
+        expr, leaves = _as_expr(v, dict(self._leaves))
+        return expr, leaves
 
     def apply(self, theta):
-        """``B theta``: lazy, chunked like ``B``."""
-        return self.B.map_blocks(_matvec_block, np.asarray(theta, dtype=float), drop_axis=1, dtype=float,
-                                 meta=np.empty((0,)))
+        """``B theta`` as :class:`ChunkedRows` (nothing computed)."""
+        return ChunkedRows(("matvec", self.B.name, np.asarray(theta, dtype=float)), self._leaves, self.chunks)
 
     def apply_t(self, z):
         """``B' z`` (computed)."""
         return self.ztmul(z)[1:]
 
     def ztmul(self, z):
-        """``Z' z = [sum(z); B' z]`` (computed: one reduction over the row chunks)."""
-        return row_reduce(_ztz_block, (self.p + 1,), self.B, z)
+        """``Z' z = [sum(z); B' z]`` (computed: one task per chunk evaluates ``z`` and
+        its partial sums)."""
+        expr, leaves = self._rows(z)
+        return _reduce(_ztz_block, (self._basis, expr), leaves, self.chunks, prefix="ztz")
 
     def gram(self, weights=None):
-        """``Z'WZ`` (computed: one reduction, ``(k+1)^2`` floats per chunk)."""
+        """``Z'WZ`` (computed: ``(k+1)^2`` partial sums per chunk)."""
         if weights is None:
-            return row_reduce(_gram_block, (self.p + 1, self.p + 1), self.B)
-        return row_reduce(_gram_block, (self.p + 1, self.p + 1), self.B, weights)
+            return _reduce(_gram_block, (self._basis,), self._leaves, self.chunks, prefix="gram")
+        expr, leaves = self._rows(weights)
+        return _reduce(_gram_block, (self._basis, expr), leaves, self.chunks, prefix="gram")
 
     def weighted_sq_norms(self, weights):
         """Diagonal of ``Z'WZ`` (computed)."""
-        return row_reduce(_sq_norms_block, (self.p + 1,), self.B, weights)
+        expr, leaves = self._rows(weights)
+        return _reduce(_sq_norms_block, (self._basis, expr), leaves, self.chunks, prefix="sqnorms")
 
     def keep_rows(self, v):
-        """Store the per-row vector ``v`` on the workers (``persist``): the MM loop
-        calls this on each new iterate's decision values, so that the passes
-        after it read them instead of recomputing the expression they came from."""
+        """Store the per-row vector ``v`` on the workers (one task per chunk): the MM
+        loop calls this on each new iterate's decision values, so that the
+        expression they came from is evaluated once and never grows."""
         return v.persist()
 
 
@@ -201,6 +437,14 @@ class DaskRowsView:
     "from what it needs" (landmarks drawn from the rows, say).  Converting
     the whole view to an array (``np.asarray(view)``) gathers every row and
     warns, since that defeats keeping the rows on the cluster.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> view = DaskRowsView(da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2)))
+    >>> view[np.array([3, 0])]
+    array([[6., 7.],
+           [0., 1.]])
     """
 
     def __init__(self, X):
@@ -246,8 +490,19 @@ def _transform_block(block, fmap):
 
 def dask_feature_matrix(fmap, X):
     """``Phi = fmap.transform(X)`` formed chunk by chunk on the workers and
-    persisted there (chunked like ``X``, its dtype the map's).  The fitted map
-    enters the graph once, as one shared value, not once per chunk."""
+    persisted there (chunked like ``X``, in the map's dtype).  The fitted map
+    enters the graph once, as one shared value, not once per chunk.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> class Squares:
+    ...     def transform(self, rows):
+    ...         return rows ** 2
+    >>> dask_feature_matrix(Squares(), da.from_array(np.arange(4.0).reshape(2, 2), chunks=(1, 2))).compute()
+    array([[0., 1.],
+           [4., 9.]])
+    """
     import dask
 
     require_dask()
@@ -269,7 +524,8 @@ def _decision_block(block, predictor, alpha):
 
 def dask_decision(predictor, newx, alpha):
     """``predictor.decision(newx, alpha)`` for a Dask ``newx``: lazy, one task per
-    row chunk, shape (m, L) chunked like the rows of ``newx``."""
+    row chunk, shape (m, L) chunked like the rows of ``newx``.  The predictor
+    enters the graph once, as one shared value."""
     import dask
 
     require_dask()
