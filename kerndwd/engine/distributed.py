@@ -104,12 +104,73 @@ def _evaluate(expr, env):
     raise ValueError(f"unknown expression {kind!r}")  # pragma: no cover
 
 
-def _chunk_task(fn, exprs, names, rows, *blocks):
-    """One chunk's task (``rows`` rows): evaluate ``exprs`` on its blocks, then ``fn`` of them."""
-    env = dict(zip(names, blocks))
-    values = [_evaluate(e, env) for e in exprs]
+class _Stored:
+    """Per-row values that the first task needing them computes and keeps.
+
+    Pending, it is an expression ``expr`` over ``leaves``.  The first
+    reduction whose expression reaches it evaluates it inside its own task
+    per chunk and returns it with the partial sums, so storing a new iterate
+    costs no task of its own; from then on chunk ``i`` is element ``index`` of
+    the tuple held under key ``(array.name, i)``.
+    """
+
+    ndim = 1
+
+    def __init__(self, expr, leaves, chunks):
+        self.name = _fresh_name("stored")
+        self.expr, self.leaves, self.chunks = expr, dict(leaves), tuple(chunks)
+        self.array, self.index = None, None
+
+    @property
+    def pending(self):
+        return self.array is None
+
+
+def _row_chunks(leaf):
+    return leaf.chunks if isinstance(leaf, _Stored) else tuple(leaf.chunks[0])
+
+
+def _plan(leaves):
+    """``(pending, inputs)``: the pending stores reachable from ``leaves``, each
+    after the leaves it needs, and the materialised leaves a chunk's task reads."""
+    pending, inputs, seen = [], {}, set()
+
+    def visit(name, leaf):
+        if name in seen:
+            return
+        seen.add(name)
+        if isinstance(leaf, _Stored) and leaf.pending:
+            for inner_name, inner in leaf.leaves.items():
+                visit(inner_name, inner)
+            pending.append(leaf)
+        else:
+            inputs[name] = leaf
+
+    for name, leaf in leaves.items():
+        visit(name, leaf)
+    return pending, inputs
+
+
+def _slot(leaf, i):
+    """The key of chunk ``i`` of a materialised leaf, and which element of it to read."""
+    if isinstance(leaf, _Stored):
+        return (leaf.array.name, i), leaf.index
+    return ((leaf.name, i) if leaf.ndim == 1 else (leaf.name, i, 0)), None
+
+
+def _full(value, rows):
     # an expression without leaves (zeros_like, say) is a scalar: give it the chunk's length
-    return fn(*(np.full(rows, v, dtype=float) if np.ndim(v) == 0 else v for v in values))
+    return np.full(rows, value, dtype=float) if np.ndim(value) == 0 else value
+
+
+def _chunk_task(fn, exprs, pending, names, indexes, rows, store, *blocks):
+    """One chunk's task (``rows`` rows): evaluate the pending stores, then ``exprs``,
+    then ``fn`` of them; with ``store``, return ``fn``'s value and the stores' values."""
+    env = {name: block if index is None else block[index] for name, index, block in zip(names, indexes, blocks)}
+    for name, expr in pending:
+        env[name] = _full(_evaluate(expr, env), rows)
+    result = fn(*(_full(_evaluate(e, env), rows) for e in exprs))
+    return (result, *(env[name] for name, _ in pending)) if store else result
 
 
 def _identity(v):
@@ -120,39 +181,65 @@ def _add_partials(*partials):
     return np.sum(partials, axis=0)
 
 
-def _chunk_graph(name, fn, exprs, leaves, chunks):
-    """``{(name, i): task of chunk i}``: ``fn`` of ``exprs`` evaluated on chunk ``i``
-    of the ``leaves`` (Dask arrays chunked like ``chunks`` by rows)."""
-    names = tuple(leaves)
+def _add_first(*results):
+    return np.sum([r[0] for r in results], axis=0)
+
+
+def _chunk_layer(name, fn, exprs, leaves, chunks, store):
+    """``(dsk, pending, inputs)``: one task per chunk computing ``fn`` of ``exprs``
+    (and, with ``store``, the pending stores they reach)."""
+    pending, inputs = _plan(leaves)
+    pending_specs = tuple((h.name, h.expr) for h in pending)  # without store: evaluated inline, not kept
+    names = tuple(inputs)
     dsk = {}
     for i, rows in enumerate(chunks):
-        keys = [(leaves[k].name, i) if leaves[k].ndim == 1 else (leaves[k].name, i, 0) for k in names]
-        dsk[(name, i)] = (_chunk_task, fn, exprs, names, rows, *keys)
-    return dsk
+        slots = [_slot(inputs[k], i) for k in names]
+        dsk[(name, i)] = (_chunk_task, fn, exprs, pending_specs, names, tuple(ix for _, ix in slots), rows,
+                          store and bool(pending), *[key for key, _ in slots])
+    return dsk, pending, inputs
+
+
+def _dependencies(inputs):
+    return [leaf.array if isinstance(leaf, _Stored) else leaf for leaf in inputs.values()]
 
 
 def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
     """``sum over chunks of fn(*exprs evaluated on the chunk)``, computed: one task
-    per chunk, then a tree of sums (:data:`REDUCE_FAN_IN` partials per task)."""
-    require_dask()
+    per chunk, then a tree of sums (:data:`REDUCE_FAN_IN` partials per task).
+    Pending stores the expressions reach are computed in the same tasks and
+    kept on the workers."""
+    da = require_dask()
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
     name = _fresh_name(prefix)
-    dsk = _chunk_graph(name, fn, exprs, leaves, chunks)
-    level, keys = 0, list(dsk)
+    dsk, pending, inputs = _chunk_layer(name, fn, exprs, leaves, chunks, store=True)
+    dependencies = _dependencies(inputs)
+    add_first = _add_partials
+    if pending:
+        # the chunk tasks' results (partial sums and stored values) stay on the workers
+        layer = HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+        kept = da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
+                        meta=np.empty((0,), dtype=object)).persist()
+        for j, holder in enumerate(pending):
+            holder.array, holder.index = kept, j + 1
+            holder.expr = holder.leaves = None
+        dsk, dependencies, add_first = {}, [kept], _add_first
+    tree = _fresh_name(f"{prefix}-sum")
+    level, keys = 0, [(name, i) for i in range(len(chunks))]
     while True:
+        add = add_first if level == 0 else _add_partials
         level += 1
         groups = [keys[j:j + REDUCE_FAN_IN] for j in range(0, len(keys), REDUCE_FAN_IN)]
         if len(groups) == 1:  # the root: its key is the graph's name
-            dsk[name] = (_add_partials, *groups[0])
+            dsk[tree] = (add, *groups[0])
             break
         keys = []
         for j, group in enumerate(groups):
-            dsk[(name, "sum", level, j)] = (_add_partials, *group)
-            keys.append((name, "sum", level, j))
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(leaves.values()))
-    return np.asarray(Delayed(name, graph).compute(), dtype=float)
+            dsk[(tree, level, j)] = (add, *group)
+            keys.append((tree, level, j))
+    graph = HighLevelGraph.from_collections(tree, dsk, dependencies=dependencies)
+    return np.asarray(Delayed(tree, graph).compute(), dtype=float)
 
 
 def _as_expr(value, leaves):
@@ -229,10 +316,10 @@ class ChunkedRows:
         for value in operands:
             expr, leaves = _as_expr(value, leaves)
             exprs.append(expr)
-        for arr in leaves.values():
-            if tuple(arr.chunks[0]) != self.chunks:
+        for leaf in leaves.values():
+            if _row_chunks(leaf) != self.chunks:
                 raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
-                                 f"{tuple(arr.chunks[0])}")
+                                 f"{_row_chunks(leaf)}")
         return ChunkedRows(node + tuple(exprs), leaves, self.chunks)
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -288,18 +375,27 @@ class ChunkedRows:
         da = require_dask()
         from dask.highlevelgraph import HighLevelGraph
 
-        if self._expr[0] == "leaf" and near is None:
-            return self._leaves[self._expr[1]]
+        leaf = self._leaves.get(self._expr[1]) if self._expr[0] == "leaf" else None
+        if leaf is not None and not isinstance(leaf, _Stored) and near is None:
+            return leaf
         leaves = self._leaves if near is None else {**self._leaves, near.name: near}
         name = _fresh_name("rows")
-        dsk = _chunk_graph(name, _identity, (self._expr,), leaves, self.chunks)
-        graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(leaves.values()))
+        dsk, _, inputs = _chunk_layer(name, _identity, (self._expr,), leaves, self.chunks, store=False)
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=_dependencies(inputs))
         return da.Array(graph, name, chunks=(self.chunks,), dtype=np.float64, meta=np.empty((0,)))
 
     def persist(self, near=None):
-        """The rows stored on the workers (one task per chunk), as a leaf; ``near``:
-        see :meth:`to_dask`."""
+        """The rows stored on the workers now (one task per chunk), as a leaf;
+        ``near``: see :meth:`to_dask`."""
         return ChunkedRows.from_dask(self.to_dask(near).persist())
+
+    def keep(self):
+        """The rows, to be stored on the workers by the first reduction that reads
+        them, inside its own tasks (no task, no round trip of their own)."""
+        if self._expr[0] == "leaf":
+            return self
+        holder = _Stored(self._expr, self._leaves, self.chunks)
+        return ChunkedRows(("leaf", holder.name), {holder.name: holder}, self.chunks)
 
     def sum(self):
         """The sum of the rows (computed: one task per chunk and a tree sum)."""
@@ -419,10 +515,12 @@ class DaskLinearForm(LinearForm):
         return _reduce(_sq_norms_block, (self._basis, expr), leaves, self.chunks, prefix="sqnorms")
 
     def keep_rows(self, v):
-        """Store the per-row vector ``v`` on the workers (one task per chunk): the MM
-        loop calls this on each new iterate's decision values, so that the
-        expression they came from is evaluated once and never grows."""
-        return v.persist()
+        """Keep the per-row vector ``v`` on the workers: the MM loop calls this on
+        each new iterate's decision values, so that the expression they came from
+        is evaluated once and never grows.  They are stored by the next
+        reduction that reads them (the next pass's ``Z'z``, or the objective),
+        inside its task per chunk: a pass is one task per chunk."""
+        return v.keep()
 
 
 # --------------------------------------------------------------------------
