@@ -170,9 +170,13 @@ def test_one_vs_rest_estimator_with_balanced_classes_on_dask():
 # --------------------------------------------------------------------------
 # the rows stay where they are; results hold no reference to the cluster
 # --------------------------------------------------------------------------
-def test_per_pass_products_return_k_plus_one_numbers_and_leave_n_vectors_lazy():
+@pytest.mark.parametrize("slice_rows", [8192, 16], ids=["whole-chunks", "sliced-chunks"])
+def test_per_pass_products_return_k_plus_one_numbers_and_leave_n_vectors_lazy(slice_rows, monkeypatch):
+    from kerndwd.engine import distributed as distributed_module
     from kerndwd.engine.distributed import ChunkedRows, DaskLinearForm
     from kerndwd.engine.forms import DenseLinearForm
+
+    monkeypatch.setattr(distributed_module, "SLICE_ROWS", slice_rows)  # chunks of 70 rows: 5 slices each
 
     rng = np.random.default_rng(6)
     B, z, w = rng.standard_normal((300, 4)), rng.standard_normal(300), rng.uniform(0.5, 2.0, 300)
@@ -199,6 +203,10 @@ def test_per_pass_products_return_k_plus_one_numbers_and_leave_n_vectors_lazy():
                                dense.ztmul(np.where(u.compute() <= 0.5, 1.0 - u.compute(), expected)), rtol=1e-12)
     with pytest.raises(TypeError, match="ChunkedRows combine with scalars"):
         y * z  # an in-memory n-vector is never shipped with the graph
+    # a kept vector is stored by the first reduction that reads it, and reads back the same
+    kept = form.keep_rows(u)
+    np.testing.assert_allclose(form.ztmul(kept * 2.0), 2.0 * dense.ztmul(u.compute()), rtol=1e-12)
+    np.testing.assert_allclose(kept.compute(), u.compute(), rtol=0, atol=0)
 
 
 def test_a_fitted_path_pickles_without_the_cluster():
