@@ -180,13 +180,43 @@ def _on_rows(values, rows):
 
 
 def check_dask_data(X, y, wt):
-    """The data of ``fit`` for a Dask ``X``: ``(X, y_pm, classes, w)``.
+    """The data of ``fit`` for a Dask ``X``, validated and placed on the workers.
 
-    ``X`` is validated and persisted (:func:`check_dask_matrix`); ``y`` and
-    ``wt`` may be in memory (they are checked as for in-memory ``X`` and sent
-    to the workers) or Dask arrays or Series (checked with one computation
-    each, never gathered); either way they come back as Dask arrays chunked
-    like ``X``'s rows.
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame, shape (n, p)
+        Validated and persisted by :func:`check_dask_matrix`.
+    y : array_like, Dask array or Dask Series, shape (n,)
+        Two distinct labels.  In memory it is checked as for in-memory ``X``
+        and sent to the workers; a Dask one is checked with one computation
+        and never gathered.
+    wt : array_like, Dask array, Dask Series or None
+        Non-negative weights, checked the same way.
+
+    Returns
+    -------
+    X : dask.array.Array
+    y_pm : ChunkedRows
+        The labels as -1/+1, each chunk on the worker holding its chunk of ``X``.
+    classes : ndarray, shape (2,)
+        The labels mapped to -1 and +1 (sorted).
+    w : ChunkedRows or None
+        The weights, placed like ``y_pm``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`check_dask_matrix` for ``X``; for ``y`` and ``wt``, the
+        in-memory checks' errors (wrong length, not two labels, NaN, negative
+        weights), naming the argument.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> X = da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2))
+    >>> X, y_pm, classes, w = check_dask_data(X, ["a", "b", "b", "a"], None)
+    >>> y_pm.compute(), classes
+    (array([-1.,  1.,  1., -1.]), array(['a', 'b'], dtype='<U1'))
     """
     X = check_dask_matrix(X, "X", persist=True)
     n, rows = X.shape[0], X.chunks[0]
@@ -206,7 +236,24 @@ def check_dask_data(X, y, wt):
 
 
 def refuse_dask(X, what):
-    """A TypeError naming ``X`` when a face that needs the rows in memory gets a Dask collection."""
+    """Refuse a Dask ``X`` in a face that needs every row in memory.
+
+    Parameters
+    ----------
+    X : object
+        The face's ``X``.
+    what : str
+        The face's name, for the message.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is a Dask collection; the message names ``X`` and the face.
+
+    Examples
+    --------
+    >>> refuse_dask([[1.0]], "cv and tune")  # in memory: nothing happens
+    """
     if is_dask_collection(X):
         raise TypeError(
             f"X: {what} cannot take Dask input (cross-validation collects held-out decision values "
@@ -219,7 +266,25 @@ def _label_block(block, classes):
 
 
 def dask_predict_labels(link, classes):
-    """Labels from Dask decision values: ``classes[1]`` where positive, else ``classes[0]`` (lazy)."""
+    """Labels from Dask decision values by R's sign rule.
+
+    Parameters
+    ----------
+    link : dask.array.Array
+        Decision values.
+    classes : array_like, shape (2,)
+
+    Returns
+    -------
+    dask.array.Array
+        ``classes[1]`` where ``link > 0``, else ``classes[0]``; lazy, chunked like ``link``.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> dask_predict_labels(da.from_array(np.array([-0.5, 2.0]), chunks=1), ["no", "yes"]).compute()
+    array(['no', 'yes'], dtype='<U3')
+    """
     classes = np.asarray(classes)
     return link.map_blocks(_label_block, classes, dtype=classes.dtype, meta=np.empty((0,) * link.ndim,
                                                                                          dtype=classes.dtype))
@@ -245,14 +310,36 @@ def _class_weights(est, classes, y_idx, sw):
 
 
 def prepare_dask_fit(est, X, y, sample_weight):
-    """What ``DWDClassifier._prepare`` builds, for a Dask ``X``: the validated
-    rows, labels, one-vs-rest targets and weights, all chunked like ``X`` on
-    the workers, and the kernel and design.
+    """What ``DWDClassifier._prepare`` builds, for a Dask ``X``.
 
     Rows of zero weight are kept (they add nothing to the objective), so the
     weights given to the engine are ``s * n / sum(s)`` over all ``n`` rows:
     the same objective as the in-memory estimator's, which drops those rows
     and rescales by the rows it keeps.
+
+    Parameters
+    ----------
+    est : DWDClassifier
+        Its ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with
+        string column names) are set here, as scikit-learn's checks would.
+    X : dask.array.Array or dask.dataframe.DataFrame, shape (n, p)
+    y : array_like, Dask array or Dask Series, shape (n,)
+        Class labels (two or more classes).
+    sample_weight : array_like, Dask array or None
+
+    Returns
+    -------
+    _Data
+        The validated rows, the classes, the +-1 targets and the weights
+        (:class:`ChunkedRows` on the workers), the kernel and the design.
+
+    Raises
+    ------
+    TypeError
+        ``est`` is a ``DWDClassifierCV``, or bad input as in :func:`check_dask_data`.
+    ValueError
+        Fewer than two classes (with positive weight), continuous labels,
+        ``gamma="sigest"``, or bad input as in :func:`check_dask_data`.
     """
     from sklearn.utils.multiclass import check_classification_targets
 
@@ -329,8 +416,25 @@ def _take_block(block, values):
 
 
 def dask_estimator_decision(est, X):
-    """``est.decision_function(X)`` for a Dask ``X``: lazy, shape (m,) for two
-    classes, (m, n_classes) otherwise, chunked like ``X``'s rows."""
+    """``est.decision_function(X)`` for a Dask ``X``.
+
+    Parameters
+    ----------
+    est : DWDClassifier
+        Fitted.
+    X : dask.array.Array or dask.dataframe.DataFrame, shape (m, p)
+
+    Returns
+    -------
+    dask.array.Array
+        Lazy, shape (m,) for two classes and (m, n_classes) otherwise,
+        chunked like ``X``'s rows.
+
+    Raises
+    ------
+    ValueError
+        ``X`` has another number of columns than the fit.
+    """
     X = check_dask_matrix(X, "X")
     if X.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
@@ -345,8 +449,26 @@ def _argmax_block(block, classes):
 
 
 def dask_estimator_labels(classes, D):
-    """Labels from the estimator's Dask decision values (R's sign rule for two
-    classes, the argmax of the one-vs-rest values otherwise)."""
+    """Labels from the estimator's Dask decision values.
+
+    Parameters
+    ----------
+    classes : ndarray, shape (n_classes,)
+    D : dask.array.Array, shape (m,) or (m, n_classes)
+
+    Returns
+    -------
+    dask.array.Array, shape (m,)
+        R's sign rule for two classes, the argmax of the one-vs-rest values
+        otherwise; lazy.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> D = da.from_array(np.array([[0.1, 0.9, -1.0], [2.0, 0.0, 0.0]]), chunks=(1, 3))
+    >>> dask_estimator_labels(np.array([10, 20, 30]), D).compute()
+    array([20, 10])
+    """
     classes = np.asarray(classes)
     if D.ndim == 1:
         return dask_predict_labels(D, classes)

@@ -416,8 +416,11 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, DataFrame or sparse matrix, shape (n_samples, n_features)
-            Sparse (CSR/CSC) only with the linear kernel.
+        X : array_like, DataFrame, sparse matrix, Dask array or Dask DataFrame, shape (n_samples, n_features)
+            Sparse (CSR/CSC) only with the linear kernel.  Dask input (the
+            linear kernel or ``approx=``) stays on the cluster with ``y`` and
+            ``sample_weight``; ``decision_function`` and ``predict`` on Dask
+            rows then return lazy Dask arrays.
         y : array_like, shape (n_samples,)
             Class labels (any number of classes >= 2; strings allowed).
         sample_weight : array_like, shape (n_samples,), optional

@@ -153,8 +153,11 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
 
     Parameters
     ----------
-    X : array_like or pandas DataFrame, shape (n, p)
-        Numeric predictors.
+    X : array_like, pandas DataFrame, Dask array or Dask DataFrame, shape (n, p)
+        Numeric predictors.  A row-chunked Dask array (or a Dask DataFrame of
+        numeric columns) stays on the cluster, with the labels and weights
+        (in memory or Dask): the linear kernel and ``approx=`` designs only,
+        ``kern`` given (see ``docs/scaling.md``).
     y : array_like, shape (n,)
         Exactly two distinct labels (numbers, strings, booleans, a pandas
         Series or Categorical).  They are mapped to -1/+1 in sorted order (a
@@ -233,7 +236,7 @@ def predict(fit, newx, type="class", lambdas=None):
     Parameters
     ----------
     fit : DWDPath
-    newx : array_like or DataFrame, shape (m, p)
+    newx : array_like, DataFrame, Dask array or Dask DataFrame, shape (m, p)
     type : {"class", "link"}
         ``"link"``: decision values ``b0 + newx beta`` (linear form),
         ``b0 + K(newx, x) alpha`` (kernel form) or ``b0 + phi(newx) theta``
@@ -247,7 +250,9 @@ def predict(fit, newx, type="class", lambdas=None):
 
     Returns
     -------
-    ndarray, shape (m, L): one column per lambda, like R.
+    ndarray, shape (m, L): one column per lambda, like R.  For a Dask ``newx``,
+    a lazy Dask array of the same shape, one task per row chunk of ``newx``
+    (a chunk with NaN raises ValueError naming newx when computed).
 
     Notes
     -----

@@ -11,7 +11,7 @@ import pytest
 
 import kerndwd
 from kerndwd.engine import designs as designs_module
-from kerndwd.engine import register_design
+from kerndwd.engine import FeatureDesign, register_design
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -165,6 +165,58 @@ def test_one_vs_rest_estimator_with_balanced_classes_on_dask():
     assert D.shape == (400, 3)
     np.testing.assert_array_equal(est.predict(da.from_array(X, chunks=(100, 3))).compute(), ref.predict(X))
     np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-10)
+
+
+class LandmarkFeatures(FeatureDesign):
+    """A toy map fitted from a few rows drawn at random: ``phi(x) = k(x, landmarks)``."""
+
+    name = "landmarks"
+
+    def fitted_map(self, X, kern):
+        rows = np.random.default_rng(self.random_state).choice(len(X), size=6, replace=False)
+        self.landmarks, self.kern = X[rows], kern  # X[rows]: just these rows, in this order
+        return self
+
+    def transform(self, rows):
+        return self.kern(rows, self.landmarks)
+
+
+class WholeMatrixFeatures(FeatureDesign):
+    """A toy map that reads every row (the column means): fitted on all rows gathered."""
+
+    name = "centred"
+
+    def fitted_map(self, X, kern):
+        self.means = np.asarray(X).mean(axis=0)
+        return self
+
+    def transform(self, rows):
+        return rows - self.means
+
+
+@pytest.fixture
+def toy_maps():
+    saved = dict(designs_module._REGISTRY)
+    register_design(LandmarkFeatures)
+    register_design(WholeMatrixFeatures)
+    yield
+    designs_module._REGISTRY.clear()
+    designs_module._REGISTRY.update(saved)
+
+
+def test_feature_maps_are_fitted_on_the_client_from_the_rows_they_ask_for(toy_maps):
+    X, y, w = _data(seed=8)
+    Xd = da.from_array(X, chunks=(100, 3))
+    rbf = kerndwd.rbfdot(0.5)
+    path = kerndwd.fit(X, y, [0.3], kern=rbf, wt=w, approx="landmarks", random_state=3)
+    on_dask = kerndwd.fit(Xd, y, [0.3], kern=rbf, wt=w, approx="landmarks", random_state=3)
+    _same_fit(on_dask, path)
+    np.testing.assert_array_equal(on_dask.predictor.feature_map.landmarks, path.predictor.feature_map.landmarks)
+    # a map that reads every row gets them all, with a warning that they left the cluster
+    path = kerndwd.fit(X, y, [0.3], kern=LIN, approx="centred", **FAST)
+    with pytest.warns(UserWarning, match="gathered to the client"):
+        on_dask = kerndwd.fit(Xd, y, [0.3], kern=LIN, approx="centred", **FAST)
+    _same_fit(on_dask, path)
 
 
 # --------------------------------------------------------------------------

@@ -179,6 +179,13 @@ class FeatureDesign(Design):
     form of the feature matrix ``Phi = phi(X)`` (:meth:`feature_form`), which
     is formed once per set of rows and shared by every q and class fitted on
     them.
+
+    For a Dask ``X`` the map is fitted on the client: ``fitted_map`` receives a
+    :class:`~kerndwd.engine.distributed.DaskRowsView`, whose ``view[rows]``
+    gathers just the rows asked for (landmarks, say); ``Phi`` is then formed
+    chunk by chunk on the workers by the map's ``transform`` and kept there
+    (:func:`~kerndwd.engine.distributed.dask_feature_matrix`), whatever
+    :meth:`feature_form` does in memory.
     """
 
     def feature_form(self, fmap, X, weighted):

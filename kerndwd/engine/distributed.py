@@ -69,13 +69,46 @@ REDUCE_FAN_IN = 32
 
 
 def is_dask_collection(obj) -> bool:
-    """True for a Dask collection (array, DataFrame, Series), without importing Dask."""
+    """Whether ``obj`` is a Dask collection (array, DataFrame, Series), without importing Dask.
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    bool
+        True when ``obj`` has a Dask task graph (Dask's own test).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_dask_collection(np.ones(3))
+    False
+    """
     graph = getattr(type(obj), "__dask_graph__", None)
     return callable(graph) and obj.__dask_graph__() is not None
 
 
 def require_dask():
-    """``dask.array``, or an ImportError naming the extra that provides it."""
+    """Import ``dask.array`` for a Dask input.
+
+    Returns
+    -------
+    module
+        ``dask.array``.
+
+    Raises
+    ------
+    ImportError
+        Dask is not installed; the message names the extra,
+        ``pip install 'kerndwd[dask]'``.
+
+    Examples
+    --------
+    >>> require_dask().__name__
+    'dask.array'
+    """
     try:
         import dask.array as da
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -483,6 +516,13 @@ class DaskLinearForm(LinearForm):
         The basis: the validated ``X`` (linear DWD) or the features ``phi(X)``
         (any float dtype; each chunk is upcast to float64 in its own task).
 
+    Raises
+    ------
+    ValueError
+        ``B`` has unknown row chunks or more than one column chunk.
+    ImportError
+        Dask is not installed.
+
     Examples
     --------
     >>> import numpy as np, dask.array as da
@@ -555,6 +595,11 @@ class DaskRowsView:
     the whole view to an array (``np.asarray(view)``) gathers every row and
     warns, since that defeats keeping the rows on the cluster.
 
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n, p)
+        The validated rows (on the cluster).
+
     Examples
     --------
     >>> import numpy as np, dask.array as da
@@ -565,7 +610,7 @@ class DaskRowsView:
     """
 
     def __init__(self, X):
-        self._X = X
+        self._X = X  # the validated Dask array (see the class docstring for the parameter)
         self.shape = X.shape
         self.ndim = X.ndim
         self.dtype = X.dtype
@@ -597,7 +642,25 @@ class DaskRowsView:
 
 
 def map_input(X):
-    """What ``fitted_map`` receives: ``X`` itself, or a :class:`DaskRowsView` of a Dask ``X``."""
+    """What a feature design's ``fitted_map`` receives for the rows ``X``.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array
+        The problem's rows.
+
+    Returns
+    -------
+    ndarray, sparse matrix or DaskRowsView
+        ``X`` itself, or a :class:`DaskRowsView` of a Dask ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.ones((2, 2))
+    >>> map_input(X) is X
+    True
+    """
     return DaskRowsView(X) if is_dask_collection(X) else X
 
 
@@ -606,9 +669,28 @@ def _transform_block(block, fmap):
 
 
 def dask_feature_matrix(fmap, X):
-    """``Phi = fmap.transform(X)`` formed chunk by chunk on the workers and
-    persisted there (chunked like ``X``, in the map's dtype).  The fitted map
-    enters the graph once, as one shared value, not once per chunk.
+    """The features ``Phi = fmap.transform(X)``, formed chunk by chunk on the workers and kept there.
+
+    The fitted map enters the graph once, as one shared value, not once per
+    chunk; its ``transform`` is probed on one row for the number of features
+    and their dtype.
+
+    Parameters
+    ----------
+    fmap : object
+        A fitted feature map: ``transform(rows)`` returns shape (len(rows), m).
+    X : dask.array.Array, shape (n, p)
+        Validated rows, one column chunk.
+
+    Returns
+    -------
+    dask.array.Array, shape (n, m)
+        Persisted, chunked like ``X``'s rows, in the map's dtype.
+
+    Raises
+    ------
+    ValueError
+        The transform does not return one row of features per row.
 
     Examples
     --------
@@ -640,9 +722,31 @@ def _decision_block(block, predictor, alpha):
 
 
 def dask_decision(predictor, newx, alpha):
-    """``predictor.decision(newx, alpha)`` for a Dask ``newx``: lazy, one task per
-    row chunk, shape (m, L) chunked like the rows of ``newx``.  The predictor
-    enters the graph once, as one shared value."""
+    """Decision values at Dask rows: ``predictor.decision`` applied chunk by chunk.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        What a fitted path stores (:class:`kerndwd.engine.contract.Predictor`);
+        it enters the graph once, as one shared value.
+    newx : dask.array.Array, shape (m, p)
+    alpha : ndarray, shape (ncoef, L)
+        Intercept-first coefficients, one column per lambda.
+
+    Returns
+    -------
+    dask.array.Array, shape (m, L)
+        Lazy, one task per row chunk of ``newx``, chunked like its rows.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from kerndwd.engine.predictors import LinearPredictor
+    >>> newx = da.from_array(np.array([[1.0, 2.0], [3.0, 4.0]]), chunks=(1, 2))
+    >>> dask_decision(LinearPredictor(2), newx, np.array([[0.5], [1.0], [-1.0]])).compute()
+    array([[-0.5],
+           [-0.5]])
+    """
     import dask
 
     require_dask()
