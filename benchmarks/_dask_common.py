@@ -140,3 +140,14 @@ def timed_mm(record, client=None):
 
 def gib(x):
     return x / 2**30
+
+
+def write_report(lines, out):
+    """Print the Markdown ``lines`` and write them to ``out``; returns the path of
+    the PNG that goes beside it."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return out.with_suffix(".png")

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ._dask_common import OUTPUT, gib, machine, memory_series, peak_rss, timed_mm, two_gaussians
+from ._dask_common import OUTPUT, gib, machine, memory_series, peak_rss, timed_mm, two_gaussians, write_report
 
 COMMAND = "python3 -m benchmarks.bench_dask_parquet"
 
@@ -155,12 +155,7 @@ def main(argv=None):
         "",
         "![memory per worker](dask_parquet.png)",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = __import__("pathlib").Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    _plot(series, limit_bytes, out.with_suffix(".png"))
+    _plot(series, limit_bytes, write_report(lines, args.out))
 
 
 def _parse_bytes(text):

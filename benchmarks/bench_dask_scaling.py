@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from ._dask_common import OUTPUT, machine, traffic, traffic_delta
+from ._dask_common import OUTPUT, machine, traffic, traffic_delta, write_report
 
 COMMAND = "python3 -m benchmarks.bench_dask_scaling"
 
@@ -351,12 +351,7 @@ def main(argv=None):
         "",
         "![time per pass against workers](dask_scaling.png)",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = __import__("pathlib").Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    _plot(Ws, curves, measured, cases, out.with_suffix(".png"))
+    _plot(Ws, curves, measured, cases, write_report(lines, args.out))
 
 
 def _plot(Ws, curves, measured, cases, png):

@@ -44,6 +44,7 @@ without it.
 from __future__ import annotations
 
 import numbers
+import operator
 import uuid
 import warnings
 
@@ -233,10 +234,6 @@ def _add_partials(*partials):
     return np.sum(partials, axis=0)
 
 
-def _add_first(*results):
-    return np.sum([r[0] for r in results], axis=0)
-
-
 def _chunk_layer(name, fn, exprs, leaves, chunks, store):
     """``(dsk, pending, inputs)``: one task per chunk computing ``fn`` of ``exprs``
     (and, with ``store``, the pending stores they reach)."""
@@ -255,6 +252,53 @@ def _dependencies(inputs):
     return [leaf.array if isinstance(leaf, _Stored) else leaf for leaf in inputs.values()]
 
 
+#: Array name -> the workers holding each of its row chunks (None off a
+#: distributed cluster); looked up once per persisted basis or vector.
+_OWNERS = {}
+
+
+def _owners(array):
+    """The workers that hold each row chunk of a persisted Dask array, or None
+    when it is not held by a ``distributed`` cluster."""
+    if array.name not in _OWNERS:
+        if len(_OWNERS) > 256:
+            _OWNERS.clear()
+        graph = array.__dask_graph__()
+        keys = [row[0] if isinstance(row, list) else row for row in array.__dask_keys__()]
+        futures = [graph.get(key) for key in keys]
+        owners = None
+        if futures and all(hasattr(f, "client") and hasattr(f, "key") for f in futures):
+            import distributed
+
+            distributed.wait(futures)
+            who = futures[0].client.who_has(futures)
+            owners = [list(who.get(f.key, ())) or None for f in futures]
+        _OWNERS[array.name] = owners
+    return _OWNERS[array.name]
+
+
+def _graph(name, dsk, dependencies, inputs=None, chunk_layer=None):
+    """The high-level graph of ``dsk``.  On a distributed cluster, each task of
+    ``chunk_layer`` (keys ``(chunk_layer, i)``) prefers the worker holding chunk
+    ``i`` of the basis (or of another persisted input): the scheduler would
+    otherwise balance a busy moment by moving a chunk of ``X`` to an idle
+    worker, and the next pass's values with it."""
+    from dask.highlevelgraph import HighLevelGraph
+
+    candidates = [leaf for leaf in (inputs or {}).values() if not isinstance(leaf, _Stored)]
+    candidates.sort(key=lambda leaf: -leaf.ndim)  # the basis first
+    owners = _owners(candidates[0]) if candidates else None
+    if not owners:
+        return HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+    import dask
+
+    def where(key):
+        return owners[key[1]] if isinstance(key, tuple) and key[0] == chunk_layer else None
+
+    with dask.annotate(workers=where, allow_other_workers=True):
+        return HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+
+
 def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
     """``sum over chunks of fn(*exprs evaluated on the chunk)``, computed: one task
     per chunk, then a tree of sums (:data:`REDUCE_FAN_IN` partials per task).
@@ -262,35 +306,36 @@ def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
     kept on the workers."""
     da = require_dask()
     from dask.delayed import Delayed
-    from dask.highlevelgraph import HighLevelGraph
 
     name = _fresh_name(prefix)
     dsk, pending, inputs = _chunk_layer(name, fn, exprs, leaves, chunks, store=True)
     dependencies = _dependencies(inputs)
-    add_first = _add_partials
     if pending:
         # the chunk tasks' results (partial sums and stored values) stay on the workers
-        layer = HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+        layer = _graph(name, dsk, dependencies, inputs, chunk_layer=name)
         kept = da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
                         meta=np.empty((0,), dtype=object)).persist()
         for j, holder in enumerate(pending):
             holder.array, holder.index = kept, j + 1
             holder.expr = holder.leaves = None
-        dsk, dependencies, add_first = {}, [kept], _add_first
+        # the tree reads each chunk's partial sums alone (a task beside the kept
+        # values), not the stored rows that share their tuple
+        partials = _fresh_name(f"{prefix}-partial")
+        dsk = {(partials, i): (operator.getitem, (name, i), 0) for i in range(len(chunks))}
+        dependencies, name = [kept], partials
     tree = _fresh_name(f"{prefix}-sum")
     level, keys = 0, [(name, i) for i in range(len(chunks))]
     while True:
-        add = add_first if level == 0 else _add_partials
         level += 1
         groups = [keys[j:j + REDUCE_FAN_IN] for j in range(0, len(keys), REDUCE_FAN_IN)]
         if len(groups) == 1:  # the root: its key is the graph's name
-            dsk[tree] = (add, *groups[0])
+            dsk[tree] = (_add_partials, *groups[0])
             break
         keys = []
         for j, group in enumerate(groups):
-            dsk[(tree, level, j)] = (add, *group)
+            dsk[(tree, level, j)] = (_add_partials, *group)
             keys.append((tree, level, j))
-    graph = HighLevelGraph.from_collections(tree, dsk, dependencies=dependencies)
+    graph = _graph(tree, dsk, dependencies, None if pending else inputs, chunk_layer=name)
     return np.asarray(Delayed(tree, graph).compute(), dtype=float)
 
 
@@ -425,7 +470,6 @@ class ChunkedRows:
         also depends on ``near``'s chunk, so the scheduler runs it, and keeps its
         result, on the worker that holds that chunk."""
         da = require_dask()
-        from dask.highlevelgraph import HighLevelGraph
 
         leaf = self._leaves.get(self._expr[1]) if self._expr[0] == "leaf" else None
         if leaf is not None and not isinstance(leaf, _Stored) and near is None:
@@ -433,7 +477,7 @@ class ChunkedRows:
         leaves = self._leaves if near is None else {**self._leaves, near.name: near}
         name = _fresh_name("rows")
         dsk, _, inputs = _chunk_layer(name, _identity, (self._expr,), leaves, self.chunks, store=False)
-        graph = HighLevelGraph.from_collections(name, dsk, dependencies=_dependencies(inputs))
+        graph = _graph(name, dsk, _dependencies(inputs), inputs, chunk_layer=name)
         return da.Array(graph, name, chunks=(self.chunks,), dtype=np.float64, meta=np.empty((0,)))
 
     def persist(self, near=None):
