@@ -135,7 +135,7 @@ def _evaluate(expr, env):
     if kind == "const":
         return expr[1]
     if kind == "ufunc":
-        return getattr(np, expr[1])(*(_evaluate(a, env) for a in expr[2:]))
+        return expr[1](*(_evaluate(a, env) for a in expr[2:]))
     if kind == "where":
         return np.where(*(_evaluate(a, env) for a in expr[1:]))
     if kind == "matvec":
@@ -367,7 +367,7 @@ class ChunkedRows:
     ----------
     expr : tuple
         The expression (``("leaf", name)``, ``("const", value)``,
-        ``("ufunc", name, *args)``, ``("where", c, a, b)`` or
+        ``("ufunc", ufunc, *args)``, ``("where", c, a, b)`` or
         ``("matvec", basis_name, theta)``).
     leaves : dict
         Dask arrays by name, all chunked like ``chunks`` along their rows.
@@ -422,7 +422,7 @@ class ChunkedRows:
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if method != "__call__" or ufunc.nout != 1 or set(kwargs) - {"dtype"}:
             return NotImplemented
-        result = self._combine(("ufunc", ufunc.__name__), *inputs)
+        result = self._combine(("ufunc", ufunc), *inputs)
         if out is not None:  # numpy's out=: the output object takes the new expression
             (target,) = out
             if not isinstance(target, ChunkedRows):
