@@ -131,6 +131,28 @@ def test_estimator_on_dask_input_on_a_cluster(client):
     np.testing.assert_array_equal(est.predict(Xd).compute(), ref.predict(X))
 
 
+@pytest.mark.slow
+def test_momentum_one_vs_rest_and_many_chunks_on_a_cluster(client):
+    """The heavier cluster cases: the gradient rule with momentum (two
+    reductions per pass), one-vs-rest with weights, 3,000 rows in 60 chunks."""
+    pytest.importorskip("sklearn")
+    from kerndwd import DWDClassifier
+
+    X, y, w = _data(n=3000, p=5, seed=9)
+    Xd = da.from_array(X, chunks=(50, 5))
+    path = kerndwd.fit(X, y, [1.0, 0.1], kern=LIN, wt=w, stop="kkt", eps=1e-8)
+    on_cluster = kerndwd.fit(Xd, y, [1.0, 0.1], kern=LIN, wt=w, stop="kkt", eps=1e-8)
+    assert (on_cluster.kkt <= 1e-8).all()
+    assert np.abs(on_cluster.objective - path.objective).max() <= 1e-12 * path.objective.max()
+    y3 = np.digitize(X[:, 1], [-0.5, 0.5])
+    settings = dict(lambd=0.05, stop="step", tol=1e-5, class_weight="balanced")
+    ref = DWDClassifier(**settings).fit(X, y3, sample_weight=w)
+    est = DWDClassifier(**settings).fit(Xd, da.from_array(y3, chunks=50), sample_weight=da.from_array(w, chunks=50))
+    np.testing.assert_array_equal(est.n_iter_, ref.n_iter_)
+    assert np.abs(est.coef_ - ref.coef_).max() <= 1e-10
+    np.testing.assert_array_equal(est.predict(Xd).compute(), ref.predict(X))
+
+
 # --------------------------------------------------------------------------
 # the same on Dask's default scheduler (no cluster: fast), where the MM
 # loop's other branches run

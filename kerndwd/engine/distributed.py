@@ -252,29 +252,30 @@ def _dependencies(inputs):
     return [leaf.array if isinstance(leaf, _Stored) else leaf for leaf in inputs.values()]
 
 
-#: Array name -> the workers holding each of its row chunks (None off a
-#: distributed cluster); looked up once per persisted basis or vector.
+#: (array name, client id) -> the workers holding each of the array's row
+#: chunks; looked up once per persisted basis or vector and cluster.
 _OWNERS = {}
 
 
 def _owners(array):
     """The workers that hold each row chunk of a persisted Dask array, or None
     when it is not held by a ``distributed`` cluster."""
-    if array.name not in _OWNERS:
+    graph = array.__dask_graph__()
+    keys = [row[0] if isinstance(row, list) else row for row in array.__dask_keys__()]
+    futures = [graph.get(key) for key in keys]
+    if not futures or not all(hasattr(f, "client") and hasattr(f, "key") for f in futures):
+        return None
+    client = futures[0].client
+    cache_key = (array.name, client.id)
+    if cache_key not in _OWNERS:
+        import distributed
+
         if len(_OWNERS) > 256:
             _OWNERS.clear()
-        graph = array.__dask_graph__()
-        keys = [row[0] if isinstance(row, list) else row for row in array.__dask_keys__()]
-        futures = [graph.get(key) for key in keys]
-        owners = None
-        if futures and all(hasattr(f, "client") and hasattr(f, "key") for f in futures):
-            import distributed
-
-            distributed.wait(futures)
-            who = futures[0].client.who_has(futures)
-            owners = [list(who.get(f.key, ())) or None for f in futures]
-        _OWNERS[array.name] = owners
-    return _OWNERS[array.name]
+        distributed.wait(futures)
+        who = client.who_has(futures)
+        _OWNERS[cache_key] = [list(who.get(f.key, ())) or None for f in futures]
+    return _OWNERS[cache_key]
 
 
 def _graph(name, dsk, dependencies, inputs=None, chunk_layer=None):
