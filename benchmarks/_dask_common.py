@@ -122,6 +122,13 @@ def timed_mm(record, client=None):
     original = loop._METHODS["mm"]
 
     def wrapper(majoriser, problem, callback=None):
+        if client is not None:
+            # the labels and weights are placed beside X asynchronously: let that
+            # one-time move finish before counting the passes' traffic
+            import distributed
+
+            rows = [problem.y] + ([problem.loss.weights] if problem.loss.weights is not None else [])
+            distributed.wait([f for r in rows for leaf in r._leaves.values() for f in client.futures_of(leaf)])
         before = traffic(client) if client is not None else None
         start = time.perf_counter()
         result = original(majoriser, problem, callback)

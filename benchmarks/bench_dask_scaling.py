@@ -6,17 +6,18 @@ modelled from costs measured on a LocalCluster.
 [--features 500] [--feature-rows-per-worker 200000] [--passes 12] [--out benchmarks/output/dask_scaling.md]``
 
 What a pass does on a cluster (kerndwd/engine/distributed.py): the client
-builds a graph of two tasks per row chunk (the new decision values
-``f + Z step``, stored; the partial sums of ``Z'z`` at the next point) and a
-tree of sums (32 partials per task); the scheduler sends each task to the
-worker that holds its chunk, the coefficients inside the task; the workers
-compute; ``k + 1`` numbers per chunk travel up the tree; the client solves
-the ``(k + 1)`` system.  The model of one pass with ``W`` workers and ``c``
+builds a graph of one task per row chunk (the new decision values
+``f + Z step``, stored, and the partial sums of ``Z'z`` at them), a getitem
+beside each that hands the partial sums on, and a tree of sums (32 partials
+per task); the scheduler sends each task to the worker that holds its
+chunk, the coefficients inside the task; the workers compute; ``k + 1``
+numbers per chunk travel up the tree; the client solves the ``(k + 1)``
+system.  The model of one pass with ``W`` workers and ``c``
 chunks per worker (``C = W c`` chunks in all) is
 
     T(W) = T_fixed + T_client(C) + max(T_workers, T_scheduler(C)) + T_tree(C) + T_coef(C)
 
-* ``T_workers = c * t_chunk``: the two tasks of each chunk, run by the worker
+* ``T_workers = c * t_chunk``: each chunk's task and getitem, run by the worker
   that holds it, measured (task stream) on this machine; constant in weak
   scaling.  Regenerating features every pass instead of storing them adds
   ``c * t_features`` (measured for an RBF map against ``m`` landmarks).
@@ -98,7 +99,10 @@ def run_passes(client, B, y, passes):
     durations = {}
     for rec in ts.data:
         key = rec["key"][0] if isinstance(rec["key"], tuple) else rec["key"]
-        kind = "ztz" if "kerndwd-ztz" in key else "rows" if "kerndwd-rows" in key else "other"
+        # the pass's task per chunk, the getitem beside it that hands the partial
+        # sums to the tree, and the tree's sums
+        kind = ("partial" if "kerndwd-ztz-partial" in key else "sum" if "kerndwd-ztz-sum" in key
+                else "chunk" if "kerndwd-ztz" in key else "other")
         for ss in rec["startstops"]:
             if ss["action"] == "compute":
                 durations.setdefault(kind, []).append(ss["stop"] - ss["start"])
@@ -268,7 +272,7 @@ def main(argv=None):
 
     def chunk_seconds(kind):
         per_task = params[(kind, 2)][0]
-        return per_task.get("ztz", 0.0) + per_task.get("rows", 0.0)
+        return per_task.get("chunk", 0.0) + per_task.get("partial", 0.0)
 
     def coef_bytes(kind, k):
         # bytes per chunk task beyond a linear pass's: the coefficients ride in the "rows" task
@@ -296,8 +300,9 @@ def main(argv=None):
         "",
         "| quantity | measured |",
         "|---|---|",
-        f"| two tasks of one chunk, linear ({r:,} x {d}) | {chunk_seconds('linear') * 1e3:.1f} ms |",
-        f"| two tasks of one chunk, stored features ({rf:,} x {m}) | {chunk_seconds('features') * 1e3:.1f} ms |",
+        f"| one chunk's pass (its task and the getitem beside it), linear ({r:,} x {d}) | "
+        f"{chunk_seconds('linear') * 1e3:.1f} ms |",
+        f"| one chunk's pass, stored features ({rf:,} x {m}) | {chunk_seconds('features') * 1e3:.1f} ms |",
         f"| generating one chunk's features ({rf:,} rows, RBF against {m} landmarks, {m} x {m} projection) | "
         f"{t_feat * 1e3:.1f} ms |",
         f"| scheduler and messaging per task (`s`, tasks that do nothing) | {s * 1e3:.2f} ms |",
@@ -328,7 +333,7 @@ def main(argv=None):
         if not over:
             lines.append(f"- {name}: the workers' compute, to 4096 workers.")
         elif over[0] == 1:
-            lines.append(f"- {name}: the scheduler from one worker on: a chunk's two tasks compute in "
+            lines.append(f"- {name}: the scheduler from one worker on: a chunk's pass computes in "
                          f"{first['workers'] / cases[name]['c'] * 1e3:.1f} ms against {2 * s * 1e3:.1f} ms of "
                          "scheduling; larger chunks move the crossover out.")
         else:
