@@ -277,6 +277,13 @@ def test_per_pass_products_return_k_plus_one_numbers_and_leave_n_vectors_lazy(sl
                                dense.ztmul(np.where(u.compute() <= 0.5, 1.0 - u.compute(), expected)), rtol=1e-12)
     with pytest.raises(TypeError, match="ChunkedRows combine with scalars"):
         y * z  # an in-memory n-vector is never shipped with the graph
+    # a boolean selection takes ufuncs and reductions: the geometric mean of the positive weights
+    wz = ChunkedRows.from_dask(da.from_array(np.where(z > 0, w, 0.0), chunks=70))
+    positive = wz[wz > 0]
+    assert np.mean(np.log2(positive)) == pytest.approx(np.mean(np.log2(w[z > 0])), rel=1e-13)
+    assert len(positive) == int((z > 0).sum())
+    with pytest.raises(ValueError, match="select different rows"):
+        positive + wz
     # a kept vector is stored by the first reduction that reads it, and reads back the same
     kept = form.keep_rows(u)
     np.testing.assert_allclose(form.ztmul(kept * 2.0), 2.0 * dense.ztmul(u.compute()), rtol=1e-12)

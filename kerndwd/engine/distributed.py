@@ -138,6 +138,11 @@ def _evaluate(expr, env):
         return expr[1](*(_evaluate(a, env) for a in expr[2:]))
     if kind == "where":
         return np.where(*(_evaluate(a, env) for a in expr[1:]))
+    if kind == "select":  # the rows where expr[1] holds, and expr[2] evaluated on them alone
+        selected = np.asarray(_evaluate(expr[1], env), dtype=bool)
+        if selected.ndim == 0:
+            return _evaluate(expr[2], env)
+        return _evaluate(expr[2], {name: block[selected] for name, block in env.items()})
     if kind == "matvec":
         block = env[expr[1]]
         return block @ expr[2] if block.dtype == np.float64 else block.astype(np.float64) @ expr[2]
@@ -228,6 +233,11 @@ def _chunk_task(fn, exprs, pending, names, indexes, rows, store, additive, *bloc
 
 def _identity(v):
     return np.asarray(v, dtype=float)
+
+
+def _sum_and_count_block(values, selected):
+    """``[sum of the selected values (already selected), how many]`` of one chunk."""
+    return np.array([np.sum(values), np.count_nonzero(selected)], dtype=float)
 
 
 def _add_partials(*partials):
@@ -361,8 +371,9 @@ class ChunkedRows:
     (``np.mean``, ``.sum()``, and :class:`DaskLinearForm` products) evaluate the
     expression chunk by chunk, inside the task that reduces the chunk, and
     return numbers; :meth:`persist` stores its values on the workers, one task
-    per chunk.  This is how the MM loop's numpy code runs on a cluster
-    unchanged.
+    per chunk.  A boolean selection ``rows[rows > 0]`` takes ufuncs and
+    reductions, evaluated on the selected rows alone.  This is how the MM
+    loop's numpy code runs on a cluster unchanged.
 
     Parameters
     ----------
@@ -386,11 +397,12 @@ class ChunkedRows:
 
     __array_priority__ = 1000  # numpy scalars and arrays defer to these operators
 
-    def __init__(self, expr, leaves, chunks):
+    def __init__(self, expr, leaves, chunks, mask=None):
         self._expr = expr
         self._leaves = dict(leaves)
         self.chunks = tuple(int(c) for c in chunks)
         self.shape = (sum(self.chunks),)
+        self._mask = mask  # an expression of booleans: the rows selected (None: all)
 
     ndim = 1
     dtype = np.dtype(np.float64)
@@ -403,7 +415,7 @@ class ChunkedRows:
         return cls(("leaf", array.name), {array.name: array}, array.chunks[0])
 
     def __len__(self):
-        return self.shape[0]
+        return self.shape[0] if self._mask is None else int(self._sum_and_count()[1])
 
     def __repr__(self):
         return f"ChunkedRows(n={self.shape[0]}, chunks={len(self.chunks)}, leaves={len(self._leaves)})"
@@ -418,7 +430,18 @@ class ChunkedRows:
             if _row_chunks(leaf) != self.chunks:
                 raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
                                  f"{_row_chunks(leaf)}")
-        return ChunkedRows(node + tuple(exprs), leaves, self.chunks)
+        masks = [v._mask for v in operands if isinstance(v, ChunkedRows)]
+        if any(m is not masks[0] for m in masks):
+            raise ValueError("ChunkedRows: the operands select different rows")
+        return ChunkedRows(node + tuple(exprs), leaves, self.chunks, masks[0] if masks else None)
+
+    def __getitem__(self, key):
+        """``rows[mask]`` for boolean rows ``mask``: a selection, which takes ufuncs
+        and reductions (``np.mean``, ``.sum()``) but has no known length per chunk."""
+        if not (isinstance(key, ChunkedRows) and key._mask is None and self._mask is None):
+            raise TypeError("ChunkedRows take only a boolean ChunkedRows mask as an index")
+        selected = self._combine(("where",), key, self, 0.0)  # checks the chunks, merges the leaves
+        return ChunkedRows(self._expr, selected._leaves, self.chunks, mask=key._expr)
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if method != "__call__" or ufunc.nout != 1 or set(kwargs) - {"dtype"}:
@@ -428,7 +451,7 @@ class ChunkedRows:
             (target,) = out
             if not isinstance(target, ChunkedRows):
                 return NotImplemented
-            target._expr, target._leaves = result._expr, result._leaves
+            target._expr, target._leaves, target._mask = result._expr, result._leaves, result._mask
             return target
         return result
 
@@ -438,7 +461,8 @@ class ChunkedRows:
         if func is np.where and len(args) == 3 and not kwargs:
             return self._combine(("where",), *args)
         if func in (np.sum, np.mean) and len(args) == 1 and not kwargs:
-            return args[0].sum() if func is np.sum else args[0].sum() / args[0].shape[0]
+            total, count = args[0]._sum_and_count()
+            return total if func is np.sum else total / count
         if func is np.copy:
             return args[0].copy()
         return NotImplemented
@@ -462,7 +486,7 @@ class ChunkedRows:
 
     def copy(self):
         """The same rows (a new object: ``out=`` on one leaves the other alone)."""
-        return ChunkedRows(self._expr, self._leaves, self.chunks)
+        return ChunkedRows(self._expr, self._leaves, self.chunks, self._mask)
 
     # --- evaluating
     def to_dask(self, near=None):
@@ -471,7 +495,8 @@ class ChunkedRows:
         also depends on ``near``'s chunk, so the scheduler runs it, and keeps its
         result, on the worker that holds that chunk."""
         da = require_dask()
-
+        if self._mask is not None:
+            raise TypeError("a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)")
         leaf = self._leaves.get(self._expr[1]) if self._expr[0] == "leaf" else None
         if leaf is not None and not isinstance(leaf, _Stored) and near is None:
             return leaf
@@ -489,14 +514,30 @@ class ChunkedRows:
     def keep(self):
         """The rows, to be stored on the workers by the first reduction that reads
         them, inside its own tasks (no task, no round trip of their own)."""
-        if self._expr[0] == "leaf":
+        if self._expr[0] == "leaf" and self._mask is None:
             return self
+        if self._mask is not None:
+            raise TypeError("a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)")
         holder = _Stored(self._expr, self._leaves, self.chunks)
         return ChunkedRows(("leaf", holder.name), {holder.name: holder}, self.chunks)
 
     def sum(self):
         """The sum of the rows (computed: one task per chunk and a tree sum)."""
-        return float(_reduce(np.sum, (self._expr,), self._leaves, self.chunks, prefix="sum"))
+        return float(self._sum_and_count()[0])
+
+    def _sum_and_count(self):
+        """The sum of the (selected) rows and how many there are, in one reduction;
+        a selection's expression is evaluated on the selected rows alone, as
+        numpy evaluates ``f(x[mask])``."""
+        if self._mask is None:
+            return _reduce(_sum_and_count_block, (self._expr, ("const", True)), self._leaves, self.chunks,
+                           prefix="sum")
+        if self._expr[0] == "const":  # a constant over the selection
+            count = _reduce(_sum_and_count_block, (("const", 0.0), self._mask), self._leaves, self.chunks,
+                            prefix="sum")[1]
+            return np.array([self._expr[1] * count, count])
+        return _reduce(_sum_and_count_block, (("select", self._mask, self._expr), self._mask), self._leaves,
+                       self.chunks, prefix="sum")
 
     def compute(self):
         """The rows gathered to the client as a numpy array."""
@@ -662,7 +703,7 @@ class DaskRowsView:
         self.size = X.size
 
     def __len__(self):
-        return self.shape[0]
+        return self.shape[0] if self._mask is None else int(self._sum_and_count()[1])
 
     def __getitem__(self, key):
         rows = key[0] if isinstance(key, tuple) else key
