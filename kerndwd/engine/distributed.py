@@ -21,11 +21,13 @@ evaluated chunk by chunk, inside the one task per chunk that needs it: the
 partial sums of ``Z'z`` (:meth:`DaskLinearForm.ztmul`), of the objective, or
 the stored values of a new iterate.  One hook of the form,
 :meth:`DaskLinearForm.keep_rows`, which the loop calls on each new
-iterate's ``f``, persists it (one task per chunk, on the worker holding the
-chunk), so that no expression outlives its pass.  A pass is thus two tasks
-per chunk (the new ``f``; the partial sums of ``Z'z`` at the next point)
-and a tree sum of ``k + 1`` numbers per chunk: the coefficients travel to
-the workers inside the tasks, and ``k + 1`` numbers per chunk travel back.
+iterate's ``f``, marks it to be stored by the next reduction that reads
+it, inside that reduction's task per chunk, so that no expression outlives
+its pass.  A pass under R's rule is thus one task per chunk (``f = f + Z
+step``, stored, and the partial sums of ``Z'z`` at it), run on the worker
+that holds the chunk, a getitem beside it that hands the partial sums on,
+and a tree sum: the coefficients travel to the workers inside the tasks,
+and ``k + 1`` numbers per chunk travel back.
 
 :class:`DaskLinearForm` gives the linear-form methods of
 :mod:`kerndwd.engine.forms`: products that yield ``k + 1`` (or
