@@ -298,6 +298,34 @@ def test_a_fitted_path_pickles_without_the_cluster():
     assert isinstance(clone.wt, np.ndarray) and np.array_equal(clone.wt, w)  # values, not a handle on the cluster
 
 
+def test_rows_with_one_column_per_lambda_reduce_like_numpy():
+    """Per-column work on all lambdas at once (as a certificate of a whole path
+    does): matrices of rows from a 2-D theta, v[:, None], broadcast rows,
+    column selections, axis-0 means, w @ m, and the form's Z'u per column."""
+    from kerndwd.engine.distributed import ChunkedRows, DaskLinearForm
+    from kerndwd.engine.forms import DenseLinearForm
+    from kerndwd.engine.loss import loss_derivs, loss_values
+
+    rng = np.random.default_rng(10)
+    B, theta, b = rng.standard_normal((250, 3)), rng.standard_normal((3, 4)), rng.standard_normal(4)
+    y, w = np.sign(rng.standard_normal(250)), rng.uniform(0.5, 2.0, 250)
+    form, dense = DaskLinearForm(da.from_array(B, chunks=(60, 3))), DenseLinearForm(B)
+    yd, wd = (ChunkedRows.from_dask(da.from_array(v, chunks=60)) for v in (y, w))
+    applied = form.apply(theta).reshape(form.n, -1)
+    assert applied.shape == (250, 4)
+    u, u_np = yd[:, None] * (b[None, :] + applied), y[:, None] * (b[None, :] + B @ theta)
+    np.testing.assert_allclose((wd[:, None] * loss_derivs(u, 1.0)).mean(axis=0),
+                               (w[:, None] * loss_derivs(u_np, 1.0)).mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(wd @ loss_values(u, 2.0), w @ loss_values(u_np, 2.0), rtol=1e-12)
+    np.testing.assert_allclose(np.ones(250) @ u[:, [0, 2]], u_np[:, [0, 2]].sum(axis=0), rtol=1e-12)
+    curv = np.where(u > 0.5, (0.5 / np.maximum(u, 0.5)) ** 3, 0.0)
+    np.testing.assert_allclose(np.mean(curv, axis=0), np.where(u_np > 0.5, (0.5 / np.maximum(u_np, 0.5)) ** 3,
+                                                                0.0).mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(form.apply_t(u), dense.apply_t(u_np), rtol=1e-12)
+    with pytest.raises(ValueError, match="make the vector a column"):
+        yd * applied
+
+
 # --------------------------------------------------------------------------
 # bad input, refused at the entry with the argument named
 # --------------------------------------------------------------------------

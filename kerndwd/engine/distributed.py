@@ -148,6 +148,13 @@ def _evaluate(expr, env):
     if kind == "matvec":
         block = env[expr[1]]
         return block @ expr[2] if block.dtype == np.float64 else block.astype(np.float64) @ expr[2]
+    if kind == "expand":  # v[:, None]
+        return np.asarray(_evaluate(expr[1], env))[:, None]
+    if kind == "columns":  # v[:, columns]
+        return _evaluate(expr[1], env)[:, expr[2]]
+    if kind == "reshape":  # v.reshape(len(v), -1)
+        value = np.asarray(_evaluate(expr[1], env))
+        return value.reshape(value.shape[0], -1)
     raise ValueError(f"unknown expression {kind!r}")  # pragma: no cover
 
 
@@ -210,27 +217,29 @@ def _full(value, rows):
     return np.full(rows, value, dtype=float) if np.ndim(value) == 0 else value
 
 
-def _chunk_task(fn, exprs, pending, names, indexes, rows, store, additive, *blocks):
+def _chunk_task(fn, exprs, pending, names, indexes, rows, store, additive, errstate, *blocks):
     """One chunk's task (``rows`` rows): evaluate the pending stores, then ``exprs``,
-    then ``fn`` of them, :data:`SLICE_ROWS` rows at a time; ``fn``'s values are
-    added (``additive``: partial sums) or joined (rows).  With ``store``, return
-    the result and the stores' values."""
+    then ``fn`` of them, :data:`SLICE_ROWS` rows at a time, under the client's
+    ``np.errstate`` of when the work was asked for; ``fn``'s values are added
+    (``additive``: partial sums) or joined (rows).  With ``store``, return the
+    result and the stores' values."""
     blocks = [block if index is None else block[index] for index, block in zip(indexes, blocks)]
-    stored = {name: np.empty(rows) for name, _ in pending}
+    stored = {name: [] for name, _ in pending}
     total, pieces = None, []
-    for start in range(0, rows, SLICE_ROWS) or [0]:
-        stop = min(start + SLICE_ROWS, rows)
-        env = {name: block[start:stop] for name, block in zip(names, blocks)}
-        for name, expr in pending:
-            env[name] = _full(_evaluate(expr, env), stop - start)
-            stored[name][start:stop] = env[name]
-        value = fn(*(_full(_evaluate(e, env), stop - start) for e in exprs))
-        if additive:
-            total = value if total is None else total + value
-        else:
-            pieces.append(value)
+    with np.errstate(**errstate):
+        for start in range(0, rows, SLICE_ROWS) or [0]:
+            stop = min(start + SLICE_ROWS, rows)
+            env = {name: block[start:stop] for name, block in zip(names, blocks)}
+            for name, expr in pending:
+                env[name] = _full(_evaluate(expr, env), stop - start)
+                stored[name].append(env[name])
+            value = fn(*(_full(_evaluate(e, env), stop - start) for e in exprs))
+            if additive:
+                total = value if total is None else total + value
+            else:
+                pieces.append(value)
     result = total if additive else np.concatenate(pieces)
-    return (result, *stored.values()) if store else result
+    return (result, *(np.concatenate(v) for v in stored.values())) if store else result
 
 
 def _identity(v):
@@ -238,8 +247,8 @@ def _identity(v):
 
 
 def _sum_and_count_block(values, selected):
-    """``[sum of the selected values (already selected), how many]`` of one chunk."""
-    return np.array([np.sum(values), np.count_nonzero(selected)], dtype=float)
+    """``[column sums of the (already selected) values, how many rows]`` of one chunk."""
+    return np.append(np.ravel(np.sum(values, axis=0)), np.count_nonzero(selected)).astype(float)
 
 
 def _add_partials(*partials):
@@ -256,7 +265,7 @@ def _chunk_layer(name, fn, exprs, leaves, chunks, store):
     for i, rows in enumerate(chunks):
         slots = [_slot(inputs[k], i) for k in names]
         dsk[(name, i)] = (_chunk_task, fn, exprs, pending_specs, names, tuple(ix for _, ix in slots), rows,
-                          store and bool(pending), store, *[key for key, _ in slots])
+                          store and bool(pending), store, np.geterr(), *[key for key, _ in slots])
     return dsk, pending, inputs
 
 
@@ -352,41 +361,64 @@ def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
     return np.asarray(Delayed(tree, graph).compute(), dtype=float)
 
 
-def _as_expr(value, leaves):
-    """``(expr, leaves)`` of an operand: rows, a Dask vector, or a scalar."""
+def _as_expr(value, leaves, n):
+    """``(expr, leaves, columns)`` of an operand of rows of length ``n``: rows, a Dask
+    vector, a scalar, or a small numpy array that broadcasts along the columns.
+    ``columns`` is None for a vector of rows, the number of columns of a matrix
+    of rows or of a broadcast row, and ``"scalar"`` for a scalar."""
     if isinstance(value, ChunkedRows):
-        return value._expr, {**leaves, **value._leaves}
-    if is_dask_collection(value) and getattr(value, "ndim", None) == 1:
-        return ("leaf", value.name), {**leaves, value.name: value}
-    if isinstance(value, (numbers.Number, np.number, np.bool_)) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        return ("const", value[()] if isinstance(value, np.ndarray) else value), leaves
+        return value._expr, {**leaves, **value._leaves}, value._ncols
+    if is_dask_collection(value) and getattr(value, "ndim", None) in (1, 2):
+        return ("leaf", value.name), {**leaves, value.name: value}, None if value.ndim == 1 else value.shape[1]
+    if isinstance(value, (numbers.Number, np.number, np.bool_)):
+        return ("const", value), leaves, "scalar"
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return ("const", value[()]), leaves, "scalar"
+        if value.ndim == 2 and value.shape[0] == 1:  # b[None, :]: one value per column
+            return ("const", value), leaves, value.shape[1]
+        if value.ndim == 1 and value.size != n:  # broadcasts along the columns
+            return ("const", value), leaves, value.size
+        if value.ndim == 1 and value.size and (value == value[0]).all():  # np.ones(n), say: a constant
+            return ("const", value[0]), leaves, "scalar"
     raise TypeError(f"ChunkedRows combine with scalars, Dask vectors chunked like them and other ChunkedRows; "
                     f"got {type(value).__name__}" + (f" of shape {value.shape}" if hasattr(value, "shape") else ""))
 
 
+def _dot_block(a, b):
+    return np.asarray(a) @ np.asarray(b)
+
+
 class ChunkedRows:
-    """A vector of ``n`` rows held on the workers, chunked like ``X``.
+    """A vector (or a matrix of a few columns) of ``n`` rows held on the workers,
+    chunked like ``X``.
 
     Arithmetic and numpy ufuncs on it (``+``, ``*``, ``np.maximum``, ``np.power``,
     ``np.where``, ``out=`` included) record an expression over its leaves
     (persisted Dask arrays) without computing anything; reductions
-    (``np.mean``, ``.sum()``, and :class:`DaskLinearForm` products) evaluate the
-    expression chunk by chunk, inside the task that reduces the chunk, and
-    return numbers; :meth:`persist` stores its values on the workers, one task
-    per chunk.  A boolean selection ``rows[rows > 0]`` takes ufuncs and
-    reductions, evaluated on the selected rows alone.  This is how the MM
+    (``np.mean``, ``.sum(axis=0)``, ``w @ rows``, and :class:`DaskLinearForm`
+    products) evaluate the expression chunk by chunk, inside the task that
+    reduces the chunk, and return numbers; :meth:`persist` stores its values on
+    the workers, one task per chunk.  A boolean selection ``rows[rows > 0]``
+    takes ufuncs and reductions, evaluated on the selected rows alone; a
+    vector becomes a column with ``v[:, None]``, and a matrix of rows (one
+    column per lambda, say) takes ``m[:, columns]``.  This is how the MM
     loop's numpy code runs on a cluster unchanged.
 
     Parameters
     ----------
     expr : tuple
         The expression (``("leaf", name)``, ``("const", value)``,
-        ``("ufunc", ufunc, *args)``, ``("where", c, a, b)`` or
-        ``("matvec", basis_name, theta)``).
+        ``("ufunc", ufunc, *args)``, ``("where", c, a, b)``,
+        ``("matvec", basis_name, theta)``, ...).
     leaves : dict
         Dask arrays by name, all chunked like ``chunks`` along their rows.
     chunks : tuple of int
         Rows per chunk.
+    mask : tuple, optional
+        An expression of booleans: the rows a selection keeps.
+    ncols : int, optional
+        The number of columns of a matrix of rows (None: a vector).
 
     Examples
     --------
@@ -395,39 +427,53 @@ class ChunkedRows:
     >>> u = np.maximum(y * 2.0, 0.5)       # nothing is computed yet
     >>> float(np.mean(u)), u.sum()
     (1.5, 4.5)
+    >>> (y[:, None] * np.array([[1.0, 10.0]])).mean(axis=0)
+    array([0.33333333, 3.33333333])
     """
 
     __array_priority__ = 1000  # numpy scalars and arrays defer to these operators
 
-    def __init__(self, expr, leaves, chunks, mask=None):
+    def __init__(self, expr, leaves, chunks, mask=None, ncols=None):
         self._expr = expr
         self._leaves = dict(leaves)
         self.chunks = tuple(int(c) for c in chunks)
-        self.shape = (sum(self.chunks),)
         self._mask = mask  # an expression of booleans: the rows selected (None: all)
+        self._ncols = ncols
 
-    ndim = 1
     dtype = np.dtype(np.float64)
+
+    @property
+    def shape(self):
+        n = sum(self.chunks)
+        return (n,) if self._ncols is None else (n, self._ncols)
+
+    @property
+    def ndim(self):
+        return 1 if self._ncols is None else 2
 
     @classmethod
     def from_dask(cls, array):
-        """The rows of a 1-D Dask array with known chunk sizes (not copied)."""
-        if array.ndim != 1:
-            raise ValueError(f"ChunkedRows hold 1-D Dask arrays, got {array.ndim}-D")
-        return cls(("leaf", array.name), {array.name: array}, array.chunks[0])
+        """The rows of a Dask vector, or of a matrix with one column chunk, with
+        known chunk sizes (not copied)."""
+        if array.ndim not in (1, 2) or (array.ndim == 2 and len(array.chunks[1]) != 1):
+            raise ValueError(f"ChunkedRows hold 1-D Dask arrays or 2-D ones with one column chunk, "
+                             f"got chunks {array.chunks}")
+        return cls(("leaf", array.name), {array.name: array}, array.chunks[0],
+                   ncols=None if array.ndim == 1 else array.shape[1])
 
     def __len__(self):
         return self.shape[0] if self._mask is None else int(self._sum_and_count()[1])
 
     def __repr__(self):
-        return f"ChunkedRows(n={self.shape[0]}, chunks={len(self.chunks)}, leaves={len(self._leaves)})"
+        return f"ChunkedRows(shape={self.shape}, chunks={len(self.chunks)}, leaves={len(self._leaves)})"
 
     # --- building expressions
     def _combine(self, node, *operands):
-        leaves, exprs = dict(self._leaves), []
+        leaves, exprs, columns = dict(self._leaves), [], []
         for value in operands:
-            expr, leaves = _as_expr(value, leaves)
+            expr, leaves, ncols = _as_expr(value, leaves, self.shape[0])
             exprs.append(expr)
+            columns.append(ncols)
         for leaf in leaves.values():
             if _row_chunks(leaf) != self.chunks:
                 raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
@@ -435,36 +481,79 @@ class ChunkedRows:
         masks = [v._mask for v in operands if isinstance(v, ChunkedRows)]
         if any(m is not masks[0] for m in masks):
             raise ValueError("ChunkedRows: the operands select different rows")
-        return ChunkedRows(node + tuple(exprs), leaves, self.chunks, masks[0] if masks else None)
+        widths = [c for c in columns if c not in (None, "scalar")]
+        ncols = None
+        if widths:
+            if None in columns:
+                raise ValueError("ChunkedRows: a vector of rows meets a matrix of rows; make the vector a "
+                                 "column with v[:, None]")
+            ncols = max(widths)
+            if any(w not in (1, ncols) for w in widths):
+                raise ValueError(f"ChunkedRows: columns {sorted(set(widths))} do not broadcast")
+        return ChunkedRows(node + tuple(exprs), leaves, self.chunks, masks[0] if masks else None, ncols)
 
     def __getitem__(self, key):
-        """``rows[mask]`` for boolean rows ``mask``: a selection, which takes ufuncs
-        and reductions (``np.mean``, ``.sum()``) but has no known length per chunk."""
-        if not (isinstance(key, ChunkedRows) and key._mask is None and self._mask is None):
-            raise TypeError("ChunkedRows take only a boolean ChunkedRows mask as an index")
-        selected = self._combine(("where",), key, self, 0.0)  # checks the chunks, merges the leaves
-        return ChunkedRows(self._expr, selected._leaves, self.chunks, mask=key._expr)
+        """``rows[mask]`` for boolean rows ``mask`` (a selection, which takes ufuncs and
+        reductions but has no known length per chunk); ``v[:, None]`` (a vector
+        as a column); ``m[:, columns]`` (columns of a matrix of rows)."""
+        if isinstance(key, ChunkedRows) and key._mask is None and self._mask is None and self._ncols is None:
+            selected = self._combine(("where",), key, self, 0.0)  # checks the chunks, merges the leaves
+            return ChunkedRows(self._expr, selected._leaves, self.chunks, mask=key._expr)
+        if isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None) and self._mask is None:
+            if key[1] is None and self._ncols is None:
+                return ChunkedRows(("expand", self._expr), self._leaves, self.chunks, ncols=1)
+            if self._ncols is not None and key[1] is not None:
+                columns = np.arange(self._ncols)[key[1]]
+                return ChunkedRows(("columns", self._expr, columns), self._leaves, self.chunks,
+                                   ncols=None if columns.ndim == 0 else columns.size)
+        raise TypeError("ChunkedRows take a boolean ChunkedRows mask, [:, None] or [:, columns] as an index")
+
+    def reshape(self, *shape):
+        """``(n, -1)``: a vector as a one-column matrix (a matrix is returned as it is)."""
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        if len(shape) == 2 and shape[0] in (self.shape[0], -1) and self._mask is None:
+            if self._ncols is not None and shape[1] in (-1, self._ncols):
+                return self
+            if self._ncols is None and shape[1] in (-1, 1):
+                return ChunkedRows(("reshape", self._expr), self._leaves, self.chunks, ncols=1)
+        raise ValueError(f"ChunkedRows of shape {self.shape} cannot take shape {shape}")
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if method != "__call__" or ufunc.nout != 1 or set(kwargs) - {"dtype"}:
             return NotImplemented
+        if ufunc is np.matmul:
+            return self._matmul(*inputs)
         result = self._combine(("ufunc", ufunc), *inputs)
         if out is not None:  # numpy's out=: the output object takes the new expression
             (target,) = out
             if not isinstance(target, ChunkedRows):
                 return NotImplemented
-            target._expr, target._leaves, target._mask = result._expr, result._leaves, result._mask
+            target._expr, target._leaves = result._expr, result._leaves
+            target._mask, target._ncols = result._mask, result._ncols
             return target
         return result
+
+    def _matmul(self, left, right):
+        """``w @ m``: the sum over the rows of ``w`` (a vector) times ``m`` (computed)."""
+        if not isinstance(right, ChunkedRows) or any(getattr(v, "_mask", None) is not None for v in (left, right)):
+            return NotImplemented
+        expr_left, leaves, columns = _as_expr(left, dict(self._leaves), self.shape[0])
+        if columns not in (None, "scalar"):
+            return NotImplemented
+        expr_right, leaves, _ = _as_expr(right, leaves, self.shape[0])
+        for leaf in leaves.values():
+            if _row_chunks(leaf) != self.chunks:
+                raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
+                                 f"{_row_chunks(leaf)}")
+        return _reduce(_dot_block, (expr_left, expr_right), leaves, self.chunks, prefix="dot")
 
     def __array_function__(self, func, types, args, kwargs):
         if func in (np.zeros_like, np.empty_like, np.ones_like):
             return ChunkedRows(("const", 1.0 if func is np.ones_like else 0.0), {}, self.chunks)
         if func is np.where and len(args) == 3 and not kwargs:
             return self._combine(("where",), *args)
-        if func in (np.sum, np.mean) and len(args) == 1 and not kwargs:
-            total, count = args[0]._sum_and_count()
-            return total if func is np.sum else total / count
+        if func in (np.sum, np.mean) and len(args) == 1 and set(kwargs) <= {"axis"}:
+            return args[0].sum(**kwargs) if func is np.sum else args[0].mean(**kwargs)
         if func is np.copy:
             return args[0].copy()
         return NotImplemented
@@ -481,6 +570,7 @@ class ChunkedRows:
     __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
     __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
     __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
+    __matmul__, __rmatmul__ = _binary(np.matmul), _binary(np.matmul, True)
     del _binary
 
     def __neg__(self):
@@ -488,7 +578,7 @@ class ChunkedRows:
 
     def copy(self):
         """The same rows (a new object: ``out=`` on one leaves the other alone)."""
-        return ChunkedRows(self._expr, self._leaves, self.chunks, self._mask)
+        return ChunkedRows(self._expr, self._leaves, self.chunks, self._mask, self._ncols)
 
     # --- evaluating
     def to_dask(self, near=None):
@@ -506,7 +596,8 @@ class ChunkedRows:
         name = _fresh_name("rows")
         dsk, _, inputs = _chunk_layer(name, _identity, (self._expr,), leaves, self.chunks, store=False)
         graph = _graph(name, dsk, _dependencies(inputs), inputs, chunk_layer=name)
-        return da.Array(graph, name, chunks=(self.chunks,), dtype=np.float64, meta=np.empty((0,)))
+        chunks = (self.chunks,) if self._ncols is None else (self.chunks, (self._ncols,))
+        return da.Array(graph, name, chunks=chunks, dtype=np.float64, meta=np.empty((0,) * self.ndim))
 
     def persist(self, near=None):
         """The rows stored on the workers now (one task per chunk), as a leaf;
@@ -521,25 +612,36 @@ class ChunkedRows:
         if self._mask is not None:
             raise TypeError("a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)")
         holder = _Stored(self._expr, self._leaves, self.chunks)
-        return ChunkedRows(("leaf", holder.name), {holder.name: holder}, self.chunks)
+        return ChunkedRows(("leaf", holder.name), {holder.name: holder}, self.chunks, ncols=self._ncols)
 
-    def sum(self):
-        """The sum of the rows (computed: one task per chunk and a tree sum)."""
-        return float(self._sum_and_count()[0])
+    def sum(self, axis=None):
+        """The sum of the rows: a number, or one per column with ``axis=0``
+        (computed: one task per chunk and a tree sum)."""
+        sums, count = self._sum_and_count()
+        return float(sums[0]) if self._ncols is None else (sums if axis == 0 else float(sums.sum()))
+
+    def mean(self, axis=None):
+        """The mean of the rows: a number, or one per column with ``axis=0`` (computed)."""
+        sums, count = self._sum_and_count()
+        if self._ncols is None:
+            return float(sums[0] / count)
+        return sums / count if axis == 0 else float(sums.sum() / (count * self._ncols))
 
     def _sum_and_count(self):
-        """The sum of the (selected) rows and how many there are, in one reduction;
-        a selection's expression is evaluated on the selected rows alone, as
-        numpy evaluates ``f(x[mask])``."""
+        """The sums of the (selected) rows, one per column, and how many rows, in one
+        reduction; a selection's expression is evaluated on the selected rows
+        alone, as numpy evaluates ``f(x[mask])``."""
         if self._mask is None:
-            return _reduce(_sum_and_count_block, (self._expr, ("const", True)), self._leaves, self.chunks,
-                           prefix="sum")
-        if self._expr[0] == "const":  # a constant over the selection
+            out = _reduce(_sum_and_count_block, (self._expr, ("const", True)), self._leaves, self.chunks,
+                          prefix="sum")
+        elif self._expr[0] == "const":  # a constant over the selection
             count = _reduce(_sum_and_count_block, (("const", 0.0), self._mask), self._leaves, self.chunks,
-                            prefix="sum")[1]
-            return np.array([self._expr[1] * count, count])
-        return _reduce(_sum_and_count_block, (("select", self._mask, self._expr), self._mask), self._leaves,
-                       self.chunks, prefix="sum")
+                            prefix="sum")[-1]
+            out = np.array([self._expr[1] * count, count])
+        else:
+            out = _reduce(_sum_and_count_block, (("select", self._mask, self._expr), self._mask), self._leaves,
+                          self.chunks, prefix="sum")
+        return out[:-1], out[-1]
 
     def compute(self):
         """The rows gathered to the client as a numpy array."""
@@ -558,9 +660,9 @@ class ChunkedRows:
 # the linear form of a Dask basis
 # --------------------------------------------------------------------------
 def _ztz_block(b, z):
-    """``[sum(z); b'z]`` of one chunk."""
-    out = np.empty(b.shape[1] + 1)
-    out[0] = z.sum()
+    """``[sum(z); b'z]`` of one chunk (one column per column of ``z``)."""
+    out = np.empty((b.shape[1] + 1,) + np.shape(z)[1:])
+    out[0] = z.sum(axis=0)
     out[1:] = b.T @ z
     return out
 
@@ -632,12 +734,14 @@ class DaskLinearForm(LinearForm):
 
     def _rows(self, v):
         """``(expr, leaves)`` of a per-row vector with the basis among the leaves."""
-        expr, leaves = _as_expr(v, dict(self._leaves))
+        expr, leaves, _ = _as_expr(v, dict(self._leaves), self.n)
         return expr, leaves
 
     def apply(self, theta):
         """``B theta`` as :class:`ChunkedRows` (nothing computed)."""
-        return ChunkedRows(("matvec", self.B.name, np.asarray(theta, dtype=float)), self._leaves, self.chunks)
+        theta = np.asarray(theta, dtype=float)
+        return ChunkedRows(("matvec", self.B.name, theta), self._leaves, self.chunks,
+                           ncols=None if theta.ndim == 1 else theta.shape[1])
 
     def apply_t(self, z):
         """``B' z`` (computed)."""
