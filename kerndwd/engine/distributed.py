@@ -269,6 +269,14 @@ def _chunk_layer(name, fn, exprs, leaves, chunks, store):
     return dsk, pending, inputs
 
 
+def _persist(array):
+    """``array.persist()`` without Dask's array optimisation, which would rebuild our
+    one-task-per-chunk layers and drop the workers they are meant to run on."""
+    import dask
+
+    return dask.persist(array, optimize_graph=False)[0]
+
+
 def _dependencies(inputs):
     return [leaf.array if isinstance(leaf, _Stored) else leaf for leaf in inputs.values()]
 
@@ -335,8 +343,8 @@ def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
     if pending:
         # the chunk tasks' results (partial sums and stored values) stay on the workers
         layer = _graph(name, dsk, dependencies, inputs, chunk_layer=name)
-        kept = da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
-                        meta=np.empty((0,), dtype=object)).persist()
+        kept = _persist(da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
+                                 meta=np.empty((0,), dtype=object)))
         for j, holder in enumerate(pending):
             holder.array, holder.index = kept, j + 1
             holder.expr = holder.leaves = None
@@ -358,7 +366,7 @@ def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
             dsk[(tree, level, j)] = (_add_partials, *group)
             keys.append((tree, level, j))
     graph = _graph(tree, dsk, dependencies, None if pending else inputs, chunk_layer=name)
-    return np.asarray(Delayed(tree, graph).compute(), dtype=float)
+    return np.asarray(Delayed(tree, graph).compute(optimize_graph=False), dtype=float)
 
 
 def _as_expr(value, leaves, n):
@@ -602,7 +610,7 @@ class ChunkedRows:
     def persist(self, near=None):
         """The rows stored on the workers now (one task per chunk), as a leaf;
         ``near``: see :meth:`to_dask`."""
-        return ChunkedRows.from_dask(self.to_dask(near).persist())
+        return ChunkedRows.from_dask(_persist(self.to_dask(near)))
 
     def keep(self):
         """The rows, to be stored on the workers by the first reduction that reads
@@ -645,7 +653,7 @@ class ChunkedRows:
 
     def compute(self):
         """The rows gathered to the client as a numpy array."""
-        return np.asarray(self.to_dask().compute(), dtype=float)
+        return np.asarray(self.to_dask().compute(optimize_graph=False), dtype=float)
 
     def __array__(self, dtype=None, copy=None):
         out = self.compute()
