@@ -14,7 +14,8 @@ import numpy as np
 
 from ._scalars import check_integer, check_real
 from .engine import (GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names,
-                     method_settings)
+                     method_settings, runs_on_remote_rows)
+from .engine.distributed import is_dask_collection
 from .kernels import Kernel, rbfdot, sigest
 
 
@@ -77,6 +78,9 @@ def check_matrix(X, name="X", accept_sparse=False):
     a CSR matrix of floats from a scipy sparse matrix when ``accept_sparse``."""
     from scipy import sparse
 
+    if is_dask_collection(X):  # validated lazily and kept on the cluster: kerndwd/_dask.py
+        from ._dask import check_dask_matrix
+        return check_dask_matrix(X, name)
     if sparse.issparse(X):
         if not accept_sparse:
             raise TypeError(f"sparse {name} is supported only with the linear kernel (vanilladot()); "
@@ -261,14 +265,18 @@ def check_stop(stop, name="stop"):
     return stop
 
 
-def check_method(method, stop, accelerate=None, name="method", stop_name="stop", design=None):
+def check_method(method, stop, accelerate=None, name="method", stop_name="stop", design=None, remote_rows=False):
     """The path solver: a registered name, or None for the engine's default for
-    ``stop`` and ``design``; it must implement the stopping rule ``stop``, be
-    one the design supports, and take the momentum option when ``accelerate``
-    is given (not None)."""
-    chosen = default_method(stop, design) if method is None else method
+    ``stop``, ``design`` and where the rows are (``remote_rows``: on a Dask
+    cluster); it must implement the stopping rule ``stop``, be one the design
+    supports and run where the rows are, and take the momentum option when
+    ``accelerate`` is given (not None)."""
+    chosen = default_method(stop, design, remote_rows) if method is None else method
     if not isinstance(chosen, str) or chosen not in method_names():
         raise ValueError(f"{name} must be one of {method_names()} or None, got {method!r}")
+    if remote_rows and not runs_on_remote_rows(chosen):
+        takers = [m for m in method_names() if runs_on_remote_rows(m)]
+        raise ValueError(f"{name}={chosen!r} does not run on rows held by a Dask cluster; use {name} in {takers}")
     allowed = getattr(design, "path_methods", None)
     if allowed is not None and chosen not in allowed:
         raise ValueError(f"{name}={chosen!r} cannot fit the {design.selected_by}={design.name!r} design; "
@@ -302,6 +310,9 @@ def check_qvals(qvals, name="qvals"):
 def default_kernel(kern, X, random_state, name="kern"):
     """R's default kernel ``rbfdot(sigma = sigest(x))`` when ``kern`` is None."""
     if kern is None:
+        if is_dask_collection(X):
+            raise TypeError(f"{name} must be given for a Dask X: the default rbfdot(sigma=sigest(X)) draws pairs "
+                            "from all rows; pass a kernel, e.g. rbfdot(sigma=sigest(sample)) or vanilladot()")
         kern = rbfdot(sigma=sigest(X, random_state=random_state))
     return check_kernel(kern, name)
 
@@ -320,6 +331,9 @@ def check_design(approx, solver, kern, options, random_state):
 
 def check_data(X, y, wt, accept_sparse=False):
     """The data of ``fit``, ``cv`` and ``tune``: ``(X, y_pm, classes, w)`` validated."""
+    if is_dask_collection(X):  # X persisted on the cluster, y and wt chunked like it: kerndwd/_dask.py
+        from ._dask import check_dask_data
+        return check_dask_data(X, y, wt)
     X = check_matrix(X, "X", accept_sparse=accept_sparse)
     n = X.shape[0]
     y_pm, classes = encode_labels(y, n, "y")
@@ -342,7 +356,7 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
         raise TypeError(f"accelerate must be True, False or None, got {accelerate!r}")
     kern = default_kernel(kern, X, random_state)
     design = check_design(approx, solver, kern, design_options or {}, random_state)
-    method = check_method(method, stop, accelerate, design=design)
+    method = check_method(method, stop, accelerate, design=design, remote_rows=is_dask_collection(X))
     if accelerate is None:
         accelerate = stop == "kkt"  # momentum with the gradient rule; R's plain iteration with R's rule
     if _is_sparse(X) and not (kern.is_linear and design.name == "exact"):

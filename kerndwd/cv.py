@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 
 from ._checks import build_problem, check_data, check_n_jobs, check_qvals, warn_folds
+from ._dask import refuse_dask
 from ._rnames import RNamed
 from .engine import GAM_TUNE, FactorCache
 from .engine import crossval as core
@@ -205,6 +206,7 @@ def _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, rand
     """Validate once: the problem, its folds (R's random draw unless ``foldid``
     is given) and the cache of its rows.  The default kernel's ``sigest``
     draws from the same generator, after the folds."""
+    refuse_dask(X, "cv and tune")
     data = check_data(X, y, wt)
     n = data[0].shape[0]
     rng = np.random.default_rng(random_state)

@@ -35,6 +35,7 @@ from ._checks import (
 from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, run_path
 from .calibration import fit_platt, platt_probability
 from .engine import crossval as core
+from .engine.distributed import is_dask_collection
 from ._scalars import check_integer, check_real
 from .kernels import Kernel, kernel_from_spec, sigest
 
@@ -97,7 +98,7 @@ def _gamma(est, X, sample_weight):
         if sample_weight is None:
             var = float(X.var())
         else:
-            rw = np.asarray(sample_weight, dtype=float)[:, None]
+            rw = (sample_weight if is_dask_collection(sample_weight) else np.asarray(sample_weight, dtype=float))[:, None]
             mean = float((rw * X).sum() / (rw.sum() * X.shape[1]))
             var = float((rw * (X - mean) ** 2).sum() / (rw.sum() * X.shape[1]))
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
@@ -223,6 +224,9 @@ class _Data:
 
 def _prepare(est, X, y, sample_weight):
     """Validate the data and the kernel and design parameters of ``est``, once."""
+    if is_dask_collection(X):  # rows, labels and weights kept on the cluster: kerndwd/_dask.py
+        from ._dask import prepare_dask_fit
+        return prepare_dask_fit(est, X, y, sample_weight)
     X_all, y_all, y_idx, classes, sw = _validate_fit_input(est, X, y, sample_weight)
     raw_sw = None
     if sample_weight is not None:
@@ -244,7 +248,8 @@ def _problem(est, data, lambdas, q, eps, stop, maxit, stop_name="stop"):
     return Problem(X=data.X, y=data.targets[0], classes=data.classes, lambdas=np.asarray(lambdas, dtype=float),
                    loss=DWDLoss(q, data.weights), kern=data.kern, stop=stop, eps=eps, maxit=maxit,
                    accelerate=stop == "kkt", gam=GAM_FIT, design=data.design,
-                   method=check_method(est.method, stop, stop_name=stop_name, design=data.design))
+                   method=check_method(est.method, stop, stop_name=stop_name, design=data.design,
+                                       remote_rows=is_dask_collection(data.X)))
 
 
 # --------------------------------------------------------------------------
@@ -452,8 +457,11 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, DataFrame or sparse matrix, shape (n_samples, n_features)
-            Sparse (CSR/CSC) only with the linear kernel.
+        X : array_like, DataFrame, sparse matrix, Dask array or Dask DataFrame, shape (n_samples, n_features)
+            Sparse (CSR/CSC) only with the linear kernel.  Dask input (the
+            linear kernel or ``approx=``) stays on the cluster with ``y`` and
+            ``sample_weight``; ``decision_function`` and ``predict`` on Dask
+            rows then return lazy Dask arrays.
         y : array_like, shape (n_samples,)
             Class labels (any number of classes >= 2; strings allowed).
         sample_weight : array_like, shape (n_samples,), optional
@@ -557,6 +565,9 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
         (n, n_classes) one-vs-rest values otherwise."""
         check_is_fitted(self)
+        if is_dask_collection(X):  # lazy, chunked like X's rows
+            from ._dask import dask_estimator_decision
+            return dask_estimator_decision(self, X)
         sparse_ok = self.__sklearn_tags__().input_tags.sparse
         X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc") if sparse_ok else False,
                           dtype=np.float64)
@@ -571,6 +582,9 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         """Class labels: ``classes_[1]`` where the decision value is > 0 (two
         classes, R's rule), else the argmax of the one-vs-rest values."""
         D = self.decision_function(X)
+        if is_dask_collection(D):
+            from ._dask import dask_estimator_labels
+            return dask_estimator_labels(self.classes_, D)
         if D.ndim == 1:
             return self.classes_[(D > 0).astype(int)]
         return self.classes_[np.argmax(D, axis=1)]
@@ -795,13 +809,15 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Decision values of :attr:`best_estimator_`."""
         check_is_fitted(self)
-        validate_data(self, X, reset=False, dtype=np.float64)
+        if not is_dask_collection(X):
+            validate_data(self, X, reset=False, dtype=np.float64)
         return self.best_estimator_.decision_function(X)
 
     def predict(self, X):
         """Class labels from :attr:`best_estimator_`."""
         check_is_fitted(self)
-        validate_data(self, X, reset=False, dtype=np.float64)
+        if not is_dask_collection(X):
+            validate_data(self, X, reset=False, dtype=np.float64)
         return self.best_estimator_.predict(X)
 
     @available_if(lambda self: bool(self.probability))

@@ -19,6 +19,7 @@ from ._checks import (
 from ._rnames import RNamed
 from .engine import fit_path
 from .engine.certify import GAP_WARNING, objective_gap_bounds
+from .engine.distributed import dask_decision, is_dask_collection
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -194,8 +195,11 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
 
     Parameters
     ----------
-    X : array_like or pandas DataFrame, shape (n, p)
-        Numeric predictors.
+    X : array_like, pandas DataFrame, Dask array or Dask DataFrame, shape (n, p)
+        Numeric predictors.  A row-chunked Dask array (or a Dask DataFrame of
+        numeric columns) stays on the cluster, with the labels and weights
+        (in memory or Dask): the linear kernel and ``approx=`` designs only,
+        ``kern`` given (see ``docs/scaling.md``).
     y : array_like, shape (n,)
         Exactly two distinct labels (numbers, strings, booleans, a pandas
         Series or Categorical).  They are mapped to -1/+1 in sorted order (a
@@ -314,7 +318,7 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
     Parameters
     ----------
     fit : DWDPath
-    newx : array_like or DataFrame, shape (m, p)
+    newx : array_like, DataFrame, Dask array or Dask DataFrame, shape (m, p)
     type : {"class", "link", "prob"}
         ``"prob"``: the probability of the second label (``fit.classes[1]``).
         Without ``calibration`` it inverts the population minimiser (4.4)
@@ -339,7 +343,9 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
 
     Returns
     -------
-    ndarray, shape (m, L): one column per lambda, like R.
+    ndarray, shape (m, L): one column per lambda, like R.  For a Dask ``newx``,
+    a lazy Dask array of the same shape, one task per row chunk of ``newx``
+    (a chunk with NaN raises ValueError naming newx when computed).
 
     Notes
     -----
@@ -358,7 +364,10 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
     if newx.shape[1] != fit.n_features:
         raise ValueError(f"newx has {newx.shape[1]} columns but the model was fitted on {fit.n_features}")
     alpha = fit.alpha if lambdas is None else fit.coef_at(lambdas)
-    link = fit.predictor.decision(newx, alpha)
+    if is_dask_collection(newx):  # lazy, one task per row chunk of newx
+        link = dask_decision(fit.predictor, newx, alpha)
+    else:
+        link = fit.predictor.decision(newx, alpha)
     if type == "link":
         return link
     if type == "prob":

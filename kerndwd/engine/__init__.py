@@ -29,7 +29,7 @@ from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
 from .features import FourierDesign, NystroemDesign  # registers approx="rff" and approx="nystroem"
 from .loop import (STOP_RULES, PathResult, default_method, evaluate, method_names, method_settings, mm_path,
-                   register_method, run_path)
+                   register_method, run_path, runs_on_remote_rows)
 from .newton import newton_path
 from .loss import DWDLoss
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
@@ -37,7 +37,7 @@ from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
 __all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "FourierDesign", "GAM_FIT", "GAM_TUNE",
            "LINEAR_RULES", "NystroemDesign", "PathResult", "Problem", "STOP_RULES", "build_majoriser",
            "default_method", "design_names", "evaluate", "fit_path", "make_design", "method_names",
-           "method_settings", "mm_path", "newton_path", "register_design", "register_method", "run_path"]
+           "method_settings", "mm_path", "newton_path", "register_design", "register_method", "run_path", "runs_on_remote_rows"]
 
 
 def fit_path(problem, cache=None):

@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from scipy import linalg, sparse
 
 from .contract import Majoriser, check_majoriser
+from .distributed import DaskLinearForm, dask_feature_matrix, is_dask_collection, map_input
 from .iterative import LinearCG
 from .kernel import KernelCholesky, KernelEigen
 from .forms import DenseLinearForm, LinearForm, SparseLinearForm
@@ -149,11 +150,21 @@ class ExactDesign(Design):
         if self.solves_in_beta(problem):
             if sparse.issparse(X):
                 return LinearCG(SparseLinearForm(X), loss, gam)
+            if is_dask_collection(X):  # rows on a Dask cluster: see engine/distributed.py
+                form = DaskLinearForm(X)
+                if loss.weighted:
+                    return LinearCholesky(form, loss, gam)
+                return LinearEigen(form, loss, gam, gram_eig=cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))
             if loss.weighted:
                 return LinearCholesky(LinearForm(X), loss, gam)
             form = DenseLinearForm(X)
             return LinearEigen(form, loss, gam,
                                gram_eig=lambda: cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))
+        if is_dask_collection(X):
+            raise ValueError(
+                f"kern={problem.kern!r} on a Dask X: the exact kernel solver needs the n x n kernel matrix, "
+                f"which is never formed from a Dask array; use the linear kernel (with n >= p) or approx= "
+                f"(one of {design_names('approx')})")
         K = cache.kernel_matrix()
         predictor = KernelPredictor(problem.kern, X)
         if loss.weighted:
@@ -172,6 +183,13 @@ class FeatureDesign(Design):
     form of the feature matrix ``Phi = phi(X)`` (:meth:`feature_form`), which
     is formed once per set of rows and shared by every q and class fitted on
     them.
+
+    For a Dask ``X`` the map is fitted on the client: ``fitted_map`` receives a
+    :class:`~kerndwd.engine.distributed.DaskRowsView`, whose ``view[rows]``
+    gathers just the rows asked for (landmarks, say); ``Phi`` is then formed
+    chunk by chunk on the workers by the map's ``transform`` and kept there
+    (:func:`~kerndwd.engine.distributed.dask_feature_matrix`), whatever
+    :meth:`feature_form` does in memory.
     """
 
     def feature_form(self, fmap, X, weighted):
@@ -188,10 +206,15 @@ class FeatureDesign(Design):
 
     def majoriser(self, problem, cache):
         # a cache serves the fits of one problem, hence of this one design
-        fmap = cache.memo("feature_map", lambda: self.fitted_map(problem.X, problem.kern))
+        # a Dask X: the map is fitted on the client from the rows it asks for, the
+        # features are formed and kept on the workers (engine/distributed.py)
+        fmap = cache.memo("feature_map", lambda: self.fitted_map(map_input(problem.X), problem.kern))
         loss, gam = problem.loss, problem.gam
-        form = cache.memo(("feature_form", loss.weighted),
-                          lambda: self.feature_form(fmap, problem.X, loss.weighted))
+        if is_dask_collection(problem.X):
+            form = cache.memo("feature_form", lambda: DaskLinearForm(dask_feature_matrix(fmap, problem.X)))
+        else:
+            form = cache.memo(("feature_form", loss.weighted),
+                              lambda: self.feature_form(fmap, problem.X, loss.weighted))
         predictor = FeaturePredictor(fmap, problem.p)
         if loss.weighted:
             return LinearCholesky(form, loss, gam, predictor)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 __all__ = ["PathResult", "mm_path", "evaluate", "run_path", "register_method", "method_names", "default_method",
-           "method_settings", "STOP_RULES"]
+           "runs_on_remote_rows", "method_settings", "STOP_RULES"]
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
 #: optimality criterion (norm of the gradient of ``F`` below ``eps``).
@@ -27,15 +27,28 @@ STOP_RULES = ("step", "kkt")
 _METHODS = {}
 #: name -> (the stopping rules it implements, whether it reads ``problem.accelerate``)
 _SETTINGS = {}
+#: path solvers that run on rows held elsewhere (a Dask cluster: ``form.keep_rows``)
+_REMOTE = set()
 
 
-def register_method(name, fn, stop_rules=STOP_RULES, accelerates=True):
+def register_method(name, fn, stop_rules=STOP_RULES, accelerates=True, remote_rows=False):
     """Make ``fn(majoriser, problem) -> PathResult`` selectable as ``method=name``;
     ``stop_rules`` are the stopping rules it implements, ``accelerates`` whether
-    it takes the momentum option ``accelerate``."""
+    it takes the momentum option ``accelerate``, ``remote_rows`` whether it
+    runs on rows that stay on a Dask cluster (per-row vectors as
+    :class:`kerndwd.engine.distributed.ChunkedRows`)."""
     _METHODS[name] = fn
     _SETTINGS[name] = (tuple(stop_rules), bool(accelerates))
+    if remote_rows:
+        _REMOTE.add(name)
+    else:
+        _REMOTE.discard(name)
     return fn
+
+
+def runs_on_remote_rows(name):
+    """Whether the path solver ``name`` runs on rows held by a Dask cluster."""
+    return name in _REMOTE
 
 
 def method_names():
@@ -47,15 +60,17 @@ def method_settings(name):
     return _SETTINGS[name]
 
 
-def default_method(stop, design=None):
+def default_method(stop, design=None, remote_rows=False):
     """The path solver used when the caller names none: second-order Newton
     with the gradient rule (``stop="kkt"``), the MM iteration under R's rule
     (R's iterates, pass for pass).  A design whose ``path_methods`` (see
-    :class:`kerndwd.engine.designs.Design`) leaves Newton out gets the MM
-    iteration."""
+    :class:`kerndwd.engine.designs.Design`) leaves Newton out, and rows on a
+    Dask cluster (``remote_rows``), get the MM iteration."""
     chosen = "newton" if stop == "kkt" else "mm"
     allowed = getattr(design, "path_methods", None)
-    return chosen if allowed is None or chosen in allowed else "mm"
+    if (allowed is not None and chosen not in allowed) or (remote_rows and chosen not in _REMOTE):
+        return "mm"
+    return chosen
 
 
 def run_path(majoriser, problem):
@@ -129,6 +144,11 @@ def evaluate(form, alpha, y, loss, lam):
     return f, value, grad
 
 
+def _where_it_is(rows):
+    """The default of a form's ``keep_rows``: per-row vectors in memory stay as they are."""
+    return rows
+
+
 def mm_path(majoriser, problem, callback=None):
     """Run the MM iteration of ``majoriser`` along ``problem.lambdas``.
 
@@ -153,14 +173,15 @@ def mm_path(majoriser, problem, callback=None):
     that moves to a new iterate (for tests that record the objective).
     """
     loss, form = majoriser.loss, majoriser.form
+    # a form whose rows live elsewhere (a Dask cluster) stores each new iterate's f there
+    keep_rows = getattr(form, "keep_rows", _where_it_is)
     y, lambdas, eps, maxit = problem.y, problem.lambdas, problem.eps, problem.maxit
     check_gradient, accelerate = problem.stop == "kkt", problem.accelerate
-    n = majoriser.n
     needs_decisions = majoriser.needs_decisions
     nlam = len(lambdas)
     wy = loss.weighted_labels(y)
     coord = majoriser.zero()
-    f = np.zeros(n)
+    f = np.zeros_like(y, dtype=float)  # chunked like y when the rows are a Dask array
     npass = np.zeros(nlam, dtype=int)
     finished = []
     total = 0
@@ -198,7 +219,7 @@ def mm_path(majoriser, problem, callback=None):
                 # it is (not the step from it), so it satisfies the test.
                 alpha = majoriser.to_alpha(base)
                 f_exact, value, g = evaluate(form, alpha, y, loss, lam)
-                coord, f = base, f_exact
+                coord, f = base, keep_rows(f_exact)
                 if g @ g <= eps * eps:
                     done = (alpha, value, g)
                     break
@@ -210,7 +231,7 @@ def mm_path(majoriser, problem, callback=None):
                     break
                 continue
             if accelerate:
-                new_coord, new_f = base + step, f_base + df
+                new_coord, new_f = base + step, keep_rows(f_base + df)
                 new_obj = current_objective(new_coord, new_f, lam)
                 if new_obj > obj and beta > 0.0:
                     # momentum overshot: restart from the last iterate with a plain MM step
@@ -224,6 +245,7 @@ def mm_path(majoriser, problem, callback=None):
             else:
                 coord += step
                 f += df
+                f = keep_rows(f)
             if callback is not None:
                 callback(l, lam, coord, f)
             if total > maxit:
@@ -242,4 +264,4 @@ def mm_path(majoriser, problem, callback=None):
     return PathResult.collect(finished, lambdas, npass, jerr, majoriser.ncoef, unfinished)
 
 
-register_method("mm", mm_path)
+register_method("mm", mm_path, remote_rows=True)

@@ -1,0 +1,957 @@
+"""Linear and feature designs on a row-chunked Dask array: the rows stay on the workers.
+
+When a problem's ``X`` is a ``dask.array`` (validated by the faces: float64,
+row-chunked with one column chunk, known chunk sizes, persisted on the
+cluster), everything with ``n`` entries stays where the chunks are:
+
+* the basis ``B``: ``X`` itself for linear DWD, or the features
+  ``Phi = phi(X)`` of a feature design, formed chunk by chunk by the fitted
+  map's ``transform`` and persisted (:func:`dask_feature_matrix`); never
+  gathered;
+* the per-row vectors of the MM loop: the labels ``y``, the weights, the
+  decision values ``f`` and ``z_i = w_i y_i V_q'(y_i f_i)``, as
+  :class:`ChunkedRows`.
+
+:class:`ChunkedRows` is what lets :func:`kerndwd.engine.loop.mm_path` run
+unchanged on a cluster.  The loop writes its per-row work in numpy
+(``f + beta * (f - f_prev)``, ``wy * loss.deriv(y * f)``,
+``np.mean(loss.value(...))``); on :class:`ChunkedRows` those operations
+only record an expression over persisted chunks.  The expression is
+evaluated chunk by chunk, inside the one task per chunk that needs it: the
+partial sums of ``Z'z`` (:meth:`DaskLinearForm.ztmul`), of the objective, or
+the stored values of a new iterate.  One hook of the form,
+:meth:`DaskLinearForm.keep_rows`, which the loop calls on each new
+iterate's ``f``, marks it to be stored by the next reduction that reads
+it, inside that reduction's task per chunk, so that no expression outlives
+its pass.  A pass under R's rule is thus one task per chunk (``f = f + Z
+step``, stored, and the partial sums of ``Z'z`` at it), run on the worker
+that holds the chunk, a getitem beside it that hands the partial sums on,
+and a tree sum: the coefficients travel to the workers inside the tasks,
+and ``k + 1`` numbers per chunk travel back.
+
+:class:`DaskLinearForm` gives the linear-form methods of
+:mod:`kerndwd.engine.forms`: products that yield ``k + 1`` (or
+``(k + 1)^2``) numbers are reductions over the row chunks, computed at once;
+products that yield ``n`` numbers are :class:`ChunkedRows`.  The linear
+majorisers solve their ``(k + 1)`` system on the client, unchanged: a fit
+on a cluster runs the MM iteration of a fit in memory, and only the order
+of the floating-point sums differs.
+
+Nothing here starts a scheduler: computations run on whatever
+``distributed.Client`` is current, or on Dask's default scheduler.  Dask is
+imported only when a Dask collection is seen; kerndwd imports and runs
+without it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+import uuid
+import warnings
+
+import numpy as np
+
+from .forms import LinearForm
+
+__all__ = ["is_dask_collection", "require_dask", "ChunkedRows", "DaskLinearForm", "DaskRowsView",
+           "dask_feature_matrix", "map_input", "dask_decision", "REDUCE_FAN_IN"]
+
+#: What to install for Dask input (named in every ImportError).
+DASK_EXTRA = "pip install 'kerndwd[dask]'"
+
+#: Rows of a chunk that its task evaluates at a time: the slice of the basis
+#: (``SLICE_ROWS x k`` floats) stays in cache from the product that updates ``f``
+#: to the one that forms ``Z'z``, so a pass reads each chunk from memory once
+#: (it halves the task's time at 250,000 x 20 here).
+SLICE_ROWS = 8192
+
+#: Partial sums added by one task of a reduction tree: a reduction over ``c``
+#: chunks takes ``ceil(log(c) / log(REDUCE_FAN_IN))`` levels after the chunk tasks.
+REDUCE_FAN_IN = 32
+
+
+def is_dask_collection(obj) -> bool:
+    """Whether ``obj`` is a Dask collection (array, DataFrame, Series), without importing Dask.
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    bool
+        True when ``obj`` has a Dask task graph (Dask's own test).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_dask_collection(np.ones(3))
+    False
+    """
+    graph = getattr(type(obj), "__dask_graph__", None)
+    return callable(graph) and obj.__dask_graph__() is not None
+
+
+def require_dask():
+    """Import ``dask.array`` for a Dask input.
+
+    Returns
+    -------
+    module
+        ``dask.array``.
+
+    Raises
+    ------
+    ImportError
+        Dask is not installed; the message names the extra,
+        ``pip install 'kerndwd[dask]'``.
+
+    Examples
+    --------
+    >>> require_dask().__name__
+    'dask.array'
+    """
+    try:
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"Dask input needs dask[array]: {DASK_EXTRA}") from exc
+    return da
+
+
+def _fresh_name(prefix):
+    """A unique key prefix for a graph.  Naming graphs ourselves spares Dask
+    from hashing their functions and arguments on every MM pass; nothing is
+    shared between passes, so nothing is lost."""
+    return f"kerndwd-{prefix}-{uuid.uuid4().hex}"
+
+
+# --------------------------------------------------------------------------
+# per-row vectors: expressions over chunks, evaluated in one task per chunk
+# --------------------------------------------------------------------------
+def _evaluate(expr, env):
+    """The value of ``expr`` on one chunk (``env``: leaf name -> its block)."""
+    kind = expr[0]
+    if kind == "leaf":
+        return env[expr[1]]
+    if kind == "const":
+        return expr[1]
+    if kind == "ufunc":
+        return expr[1](*(_evaluate(a, env) for a in expr[2:]))
+    if kind == "where":
+        return np.where(*(_evaluate(a, env) for a in expr[1:]))
+    if kind == "select":  # the rows where expr[1] holds, and expr[2] evaluated on them alone
+        selected = np.asarray(_evaluate(expr[1], env), dtype=bool)
+        if selected.ndim == 0:
+            return _evaluate(expr[2], env)
+        return _evaluate(expr[2], {name: block[selected] for name, block in env.items()})
+    if kind == "matvec":
+        block = env[expr[1]]
+        return block @ expr[2] if block.dtype == np.float64 else block.astype(np.float64) @ expr[2]
+    if kind == "expand":  # v[:, None]
+        return np.asarray(_evaluate(expr[1], env))[:, None]
+    if kind == "columns":  # v[:, columns]
+        return _evaluate(expr[1], env)[:, expr[2]]
+    if kind == "reshape":  # v.reshape(len(v), -1)
+        value = np.asarray(_evaluate(expr[1], env))
+        return value.reshape(value.shape[0], -1)
+    raise ValueError(f"unknown expression {kind!r}")  # pragma: no cover
+
+
+class _Stored:
+    """Per-row values that the first task needing them computes and keeps.
+
+    Pending, it is an expression ``expr`` over ``leaves``.  The first
+    reduction whose expression reaches it evaluates it inside its own task
+    per chunk and returns it with the partial sums, so storing a new iterate
+    costs no task of its own; from then on chunk ``i`` is element ``index`` of
+    the tuple held under key ``(array.name, i)``.
+    """
+
+    ndim = 1
+
+    def __init__(self, expr, leaves, chunks):
+        self.name = _fresh_name("stored")
+        self.expr, self.leaves, self.chunks = expr, dict(leaves), tuple(chunks)
+        self.array, self.index = None, None
+
+    @property
+    def pending(self):
+        return self.array is None
+
+
+def _row_chunks(leaf):
+    return leaf.chunks if isinstance(leaf, _Stored) else tuple(leaf.chunks[0])
+
+
+def _plan(leaves):
+    """``(pending, inputs)``: the pending stores reachable from ``leaves``, each
+    after the leaves it needs, and the materialised leaves a chunk's task reads."""
+    pending, inputs, seen = [], {}, set()
+
+    def visit(name, leaf):
+        if name in seen:
+            return
+        seen.add(name)
+        if isinstance(leaf, _Stored) and leaf.pending:
+            for inner_name, inner in leaf.leaves.items():
+                visit(inner_name, inner)
+            pending.append(leaf)
+        else:
+            inputs[name] = leaf
+
+    for name, leaf in leaves.items():
+        visit(name, leaf)
+    return pending, inputs
+
+
+def _slot(leaf, i):
+    """The key of chunk ``i`` of a materialised leaf, and which element of it to read."""
+    if isinstance(leaf, _Stored):
+        return (leaf.array.name, i), leaf.index
+    return ((leaf.name, i) if leaf.ndim == 1 else (leaf.name, i, 0)), None
+
+
+def _full(value, rows):
+    # an expression without leaves (zeros_like, say) is a scalar: give it the chunk's length
+    return np.full(rows, value, dtype=float) if np.ndim(value) == 0 else value
+
+
+def _chunk_task(fn, exprs, pending, names, indexes, rows, store, additive, errstate, *blocks):
+    """One chunk's task (``rows`` rows): evaluate the pending stores, then ``exprs``,
+    then ``fn`` of them, :data:`SLICE_ROWS` rows at a time, under the client's
+    ``np.errstate`` of when the work was asked for; ``fn``'s values are added
+    (``additive``: partial sums) or joined (rows).  With ``store``, return the
+    result and the stores' values."""
+    blocks = [block if index is None else block[index] for index, block in zip(indexes, blocks)]
+    stored = {name: [] for name, _ in pending}
+    total, pieces = None, []
+    with np.errstate(**errstate):
+        for start in range(0, rows, SLICE_ROWS) or [0]:
+            stop = min(start + SLICE_ROWS, rows)
+            env = {name: block[start:stop] for name, block in zip(names, blocks)}
+            for name, expr in pending:
+                env[name] = _full(_evaluate(expr, env), stop - start)
+                stored[name].append(env[name])
+            value = fn(*(_full(_evaluate(e, env), stop - start) for e in exprs))
+            if additive:
+                total = value if total is None else total + value
+            else:
+                pieces.append(value)
+    result = total if additive else np.concatenate(pieces)
+    return (result, *(np.concatenate(v) for v in stored.values())) if store else result
+
+
+def _identity(v):
+    return np.asarray(v, dtype=float)
+
+
+def _sum_and_count_block(values, selected):
+    """``[column sums of the (already selected) values, how many rows]`` of one chunk."""
+    return np.append(np.ravel(np.sum(values, axis=0)), np.count_nonzero(selected)).astype(float)
+
+
+def _add_partials(*partials):
+    return np.sum(partials, axis=0)
+
+
+def _chunk_layer(name, fn, exprs, leaves, chunks, store):
+    """``(dsk, pending, inputs)``: one task per chunk computing ``fn`` of ``exprs``
+    (and, with ``store``, the pending stores they reach)."""
+    pending, inputs = _plan(leaves)
+    pending_specs = tuple((h.name, h.expr) for h in pending)  # without store: evaluated inline, not kept
+    names = tuple(inputs)
+    dsk = {}
+    for i, rows in enumerate(chunks):
+        slots = [_slot(inputs[k], i) for k in names]
+        dsk[(name, i)] = (_chunk_task, fn, exprs, pending_specs, names, tuple(ix for _, ix in slots), rows,
+                          store and bool(pending), store, np.geterr(), *[key for key, _ in slots])
+    return dsk, pending, inputs
+
+
+def _persist(array):
+    """``array.persist()`` without Dask's array optimisation, which would rebuild our
+    one-task-per-chunk layers and drop the workers they are meant to run on."""
+    import dask
+
+    return dask.persist(array, optimize_graph=False)[0]
+
+
+def _dependencies(inputs):
+    return [leaf.array if isinstance(leaf, _Stored) else leaf for leaf in inputs.values()]
+
+
+#: (array name, client id) -> the workers holding each of the array's row
+#: chunks; looked up once per persisted basis or vector and cluster.
+_OWNERS = {}
+
+
+def _owners(array):
+    """The workers that hold each row chunk of a persisted Dask array, or None
+    when it is not held by a ``distributed`` cluster."""
+    graph = array.__dask_graph__()
+    keys = [row[0] if isinstance(row, list) else row for row in array.__dask_keys__()]
+    futures = [graph.get(key) for key in keys]
+    if not futures or not all(hasattr(f, "client") and hasattr(f, "key") for f in futures):
+        return None
+    client = futures[0].client
+    cache_key = (array.name, client.id)
+    if cache_key not in _OWNERS:
+        import distributed
+
+        if len(_OWNERS) > 256:
+            _OWNERS.clear()
+        with client.as_current():  # the futures' own client, default or not
+            distributed.wait(futures)
+        who = client.who_has(futures)
+        _OWNERS[cache_key] = [list(who.get(f.key, ())) or None for f in futures]
+    return _OWNERS[cache_key]
+
+
+def _graph(name, dsk, dependencies, inputs=None, chunk_layer=None):
+    """The high-level graph of ``dsk``.  On a distributed cluster, each task of
+    ``chunk_layer`` (keys ``(chunk_layer, i)``) prefers the worker holding chunk
+    ``i`` of the basis (or of another persisted input): the scheduler would
+    otherwise balance a busy moment by moving a chunk of ``X`` to an idle
+    worker, and the next pass's values with it."""
+    from dask.highlevelgraph import HighLevelGraph
+
+    candidates = [leaf for leaf in (inputs or {}).values() if not isinstance(leaf, _Stored)]
+    candidates.sort(key=lambda leaf: -leaf.ndim)  # the basis first
+    owners = _owners(candidates[0]) if candidates else None
+    if not owners:
+        return HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+    import dask
+
+    def where(key):
+        return owners[key[1]] if isinstance(key, tuple) and key[0] == chunk_layer else None
+
+    with dask.annotate(workers=where, allow_other_workers=True):
+        return HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+
+
+def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
+    """``sum over chunks of fn(*exprs evaluated on the chunk)``, computed: one task
+    per chunk, then a tree of sums (:data:`REDUCE_FAN_IN` partials per task).
+    Pending stores the expressions reach are computed in the same tasks and
+    kept on the workers."""
+    da = require_dask()
+    from dask.delayed import Delayed
+
+    name = _fresh_name(prefix)
+    dsk, pending, inputs = _chunk_layer(name, fn, exprs, leaves, chunks, store=True)
+    dependencies = _dependencies(inputs)
+    if pending:
+        # the chunk tasks' results (partial sums and stored values) stay on the workers
+        layer = _graph(name, dsk, dependencies, inputs, chunk_layer=name)
+        kept = _persist(da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
+                                 meta=np.empty((0,), dtype=object)))
+        for j, holder in enumerate(pending):
+            holder.array, holder.index = kept, j + 1
+            holder.expr = holder.leaves = None
+        # the tree reads each chunk's partial sums alone (a task beside the kept
+        # values), not the stored rows that share their tuple
+        partials = _fresh_name(f"{prefix}-partial")
+        dsk = {(partials, i): (operator.getitem, (name, i), 0) for i in range(len(chunks))}
+        dependencies, name = [kept], partials
+    tree = _fresh_name(f"{prefix}-sum")
+    level, keys = 0, [(name, i) for i in range(len(chunks))]
+    while True:
+        level += 1
+        groups = [keys[j:j + REDUCE_FAN_IN] for j in range(0, len(keys), REDUCE_FAN_IN)]
+        if len(groups) == 1:  # the root: its key is the graph's name
+            dsk[tree] = (_add_partials, *groups[0])
+            break
+        keys = []
+        for j, group in enumerate(groups):
+            dsk[(tree, level, j)] = (_add_partials, *group)
+            keys.append((tree, level, j))
+    graph = _graph(tree, dsk, dependencies, None if pending else inputs, chunk_layer=name)
+    return np.asarray(Delayed(tree, graph).compute(optimize_graph=False), dtype=float)
+
+
+def _as_expr(value, leaves, n):
+    """``(expr, leaves, columns)`` of an operand of rows of length ``n``: rows, a Dask
+    vector, a scalar, or a small numpy array that broadcasts along the columns.
+    ``columns`` is None for a vector of rows, the number of columns of a matrix
+    of rows or of a broadcast row, and ``"scalar"`` for a scalar."""
+    if isinstance(value, ChunkedRows):
+        return value._expr, {**leaves, **value._leaves}, value._ncols
+    if is_dask_collection(value) and getattr(value, "ndim", None) in (1, 2):
+        return ("leaf", value.name), {**leaves, value.name: value}, None if value.ndim == 1 else value.shape[1]
+    if isinstance(value, (numbers.Number, np.number, np.bool_)):
+        return ("const", value), leaves, "scalar"
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return ("const", value[()]), leaves, "scalar"
+        if value.ndim == 2 and value.shape[0] == 1:  # b[None, :]: one value per column
+            return ("const", value), leaves, value.shape[1]
+        if value.ndim == 1 and value.size != n:  # broadcasts along the columns
+            return ("const", value), leaves, value.size
+        if value.ndim == 1 and value.size and (value == value[0]).all():  # np.ones(n), say: a constant
+            return ("const", value[0]), leaves, "scalar"
+    raise TypeError(f"ChunkedRows combine with scalars, Dask vectors chunked like them and other ChunkedRows; "
+                    f"got {type(value).__name__}" + (f" of shape {value.shape}" if hasattr(value, "shape") else ""))
+
+
+def _dot_block(a, b):
+    return np.asarray(a) @ np.asarray(b)
+
+
+class ChunkedRows:
+    """A vector (or a matrix of a few columns) of ``n`` rows held on the workers,
+    chunked like ``X``.
+
+    Arithmetic and numpy ufuncs on it (``+``, ``*``, ``np.maximum``, ``np.power``,
+    ``np.where``, ``out=`` included) record an expression over its leaves
+    (persisted Dask arrays) without computing anything; reductions
+    (``np.mean``, ``.sum(axis=0)``, ``w @ rows``, and :class:`DaskLinearForm`
+    products) evaluate the expression chunk by chunk, inside the task that
+    reduces the chunk, and return numbers; :meth:`persist` stores its values on
+    the workers, one task per chunk.  A boolean selection ``rows[rows > 0]``
+    takes ufuncs and reductions, evaluated on the selected rows alone; a
+    vector becomes a column with ``v[:, None]``, and a matrix of rows (one
+    column per lambda, say) takes ``m[:, columns]``.  This is how the MM
+    loop's numpy code runs on a cluster unchanged.
+
+    Parameters
+    ----------
+    expr : tuple
+        The expression (``("leaf", name)``, ``("const", value)``,
+        ``("ufunc", ufunc, *args)``, ``("where", c, a, b)``,
+        ``("matvec", basis_name, theta)``, ...).
+    leaves : dict
+        Dask arrays by name, all chunked like ``chunks`` along their rows.
+    chunks : tuple of int
+        Rows per chunk.
+    mask : tuple, optional
+        An expression of booleans: the rows a selection keeps.
+    ncols : int, optional
+        The number of columns of a matrix of rows (None: a vector).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> y = ChunkedRows.from_dask(da.from_array(np.array([1.0, -1.0, 1.0]), chunks=2))
+    >>> u = np.maximum(y * 2.0, 0.5)       # nothing is computed yet
+    >>> float(np.mean(u)), u.sum()
+    (1.5, 4.5)
+    >>> (y[:, None] * np.array([[1.0, 10.0]])).mean(axis=0)
+    array([0.33333333, 3.33333333])
+    """
+
+    __array_priority__ = 1000  # numpy scalars and arrays defer to these operators
+
+    def __init__(self, expr, leaves, chunks, mask=None, ncols=None):
+        self._expr = expr
+        self._leaves = dict(leaves)
+        self.chunks = tuple(int(c) for c in chunks)
+        self._mask = mask  # an expression of booleans: the rows selected (None: all)
+        self._ncols = ncols
+
+    dtype = np.dtype(np.float64)
+
+    @property
+    def shape(self):
+        n = sum(self.chunks)
+        return (n,) if self._ncols is None else (n, self._ncols)
+
+    @property
+    def ndim(self):
+        return 1 if self._ncols is None else 2
+
+    @classmethod
+    def from_dask(cls, array):
+        """The rows of a Dask vector, or of a matrix with one column chunk, with
+        known chunk sizes (not copied)."""
+        if array.ndim not in (1, 2) or (array.ndim == 2 and len(array.chunks[1]) != 1):
+            raise ValueError(f"ChunkedRows hold 1-D Dask arrays or 2-D ones with one column chunk, "
+                             f"got chunks {array.chunks}")
+        return cls(("leaf", array.name), {array.name: array}, array.chunks[0],
+                   ncols=None if array.ndim == 1 else array.shape[1])
+
+    def __len__(self):
+        return self.shape[0] if self._mask is None else int(self._sum_and_count()[1])
+
+    def __repr__(self):
+        return f"ChunkedRows(shape={self.shape}, chunks={len(self.chunks)}, leaves={len(self._leaves)})"
+
+    # --- building expressions
+    def _combine(self, node, *operands):
+        leaves, exprs, columns = dict(self._leaves), [], []
+        for value in operands:
+            expr, leaves, ncols = _as_expr(value, leaves, self.shape[0])
+            exprs.append(expr)
+            columns.append(ncols)
+        for leaf in leaves.values():
+            if _row_chunks(leaf) != self.chunks:
+                raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
+                                 f"{_row_chunks(leaf)}")
+        masks = [v._mask for v in operands if isinstance(v, ChunkedRows)]
+        if any(m is not masks[0] for m in masks):
+            raise ValueError("ChunkedRows: the operands select different rows")
+        widths = [c for c in columns if c not in (None, "scalar")]
+        ncols = None
+        if widths:
+            if None in columns:
+                raise ValueError("ChunkedRows: a vector of rows meets a matrix of rows; make the vector a "
+                                 "column with v[:, None]")
+            ncols = max(widths)
+            if any(w not in (1, ncols) for w in widths):
+                raise ValueError(f"ChunkedRows: columns {sorted(set(widths))} do not broadcast")
+        return ChunkedRows(node + tuple(exprs), leaves, self.chunks, masks[0] if masks else None, ncols)
+
+    def __getitem__(self, key):
+        """``rows[mask]`` for boolean rows ``mask`` (a selection, which takes ufuncs and
+        reductions but has no known length per chunk); ``v[:, None]`` (a vector
+        as a column); ``m[:, columns]`` (columns of a matrix of rows)."""
+        if isinstance(key, ChunkedRows) and key._mask is None and self._mask is None and self._ncols is None:
+            selected = self._combine(("where",), key, self, 0.0)  # checks the chunks, merges the leaves
+            return ChunkedRows(self._expr, selected._leaves, self.chunks, mask=key._expr)
+        if isinstance(key, tuple) and len(key) == 2 and key[0] == slice(None) and self._mask is None:
+            if key[1] is None and self._ncols is None:
+                return ChunkedRows(("expand", self._expr), self._leaves, self.chunks, ncols=1)
+            if self._ncols is not None and key[1] is not None:
+                columns = np.arange(self._ncols)[key[1]]
+                return ChunkedRows(("columns", self._expr, columns), self._leaves, self.chunks,
+                                   ncols=None if columns.ndim == 0 else columns.size)
+        raise TypeError("ChunkedRows take a boolean ChunkedRows mask, [:, None] or [:, columns] as an index")
+
+    def reshape(self, *shape):
+        """``(n, -1)``: a vector as a one-column matrix (a matrix is returned as it is)."""
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        if len(shape) == 2 and shape[0] in (self.shape[0], -1) and self._mask is None:
+            if self._ncols is not None and shape[1] in (-1, self._ncols):
+                return self
+            if self._ncols is None and shape[1] in (-1, 1):
+                return ChunkedRows(("reshape", self._expr), self._leaves, self.chunks, ncols=1)
+        raise ValueError(f"ChunkedRows of shape {self.shape} cannot take shape {shape}")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method != "__call__" or ufunc.nout != 1 or set(kwargs) - {"dtype"}:
+            return NotImplemented
+        if ufunc is np.matmul:
+            return self._matmul(*inputs)
+        result = self._combine(("ufunc", ufunc), *inputs)
+        if out is not None:  # numpy's out=: the output object takes the new expression
+            (target,) = out
+            if not isinstance(target, ChunkedRows):
+                return NotImplemented
+            target._expr, target._leaves = result._expr, result._leaves
+            target._mask, target._ncols = result._mask, result._ncols
+            return target
+        return result
+
+    def _matmul(self, left, right):
+        """``w @ m``: the sum over the rows of ``w`` (a vector) times ``m`` (computed)."""
+        if not isinstance(right, ChunkedRows) or any(getattr(v, "_mask", None) is not None for v in (left, right)):
+            return NotImplemented
+        expr_left, leaves, columns = _as_expr(left, dict(self._leaves), self.shape[0])
+        if columns not in (None, "scalar"):
+            return NotImplemented
+        expr_right, leaves, _ = _as_expr(right, leaves, self.shape[0])
+        for leaf in leaves.values():
+            if _row_chunks(leaf) != self.chunks:
+                raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
+                                 f"{_row_chunks(leaf)}")
+        return _reduce(_dot_block, (expr_left, expr_right), leaves, self.chunks, prefix="dot")
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in (np.zeros_like, np.empty_like, np.ones_like):
+            return ChunkedRows(("const", 1.0 if func is np.ones_like else 0.0), {}, self.chunks)
+        if func is np.where and len(args) == 3 and not kwargs:
+            return self._combine(("where",), *args)
+        if func in (np.sum, np.mean) and len(args) == 1 and set(kwargs) <= {"axis"}:
+            return args[0].sum(**kwargs) if func is np.sum else args[0].mean(**kwargs)
+        if func is np.copy:
+            return args[0].copy()
+        return NotImplemented
+
+    def _binary(ufunc, reflected=False):
+        def op(self, other):
+            return ufunc(other, self) if reflected else ufunc(self, other)
+        return op
+
+    __add__, __radd__ = _binary(np.add), _binary(np.add, True)
+    __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
+    __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
+    __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
+    __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
+    __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
+    __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
+    __matmul__, __rmatmul__ = _binary(np.matmul), _binary(np.matmul, True)
+    del _binary
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def copy(self):
+        """The same rows (a new object: ``out=`` on one leaves the other alone)."""
+        return ChunkedRows(self._expr, self._leaves, self.chunks, self._mask, self._ncols)
+
+    # --- evaluating
+    def to_dask(self, near=None):
+        """The rows as a lazy Dask array: one task per chunk evaluates the expression.
+        With ``near`` (a Dask array chunked like the rows, ``X`` say), each task
+        also depends on ``near``'s chunk, so the scheduler runs it, and keeps its
+        result, on the worker that holds that chunk."""
+        da = require_dask()
+        if self._mask is not None:
+            raise TypeError("a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)")
+        leaf = self._leaves.get(self._expr[1]) if self._expr[0] == "leaf" else None
+        if leaf is not None and not isinstance(leaf, _Stored) and near is None:
+            return leaf
+        leaves = self._leaves if near is None else {**self._leaves, near.name: near}
+        name = _fresh_name("rows")
+        dsk, _, inputs = _chunk_layer(name, _identity, (self._expr,), leaves, self.chunks, store=False)
+        graph = _graph(name, dsk, _dependencies(inputs), inputs, chunk_layer=name)
+        chunks = (self.chunks,) if self._ncols is None else (self.chunks, (self._ncols,))
+        return da.Array(graph, name, chunks=chunks, dtype=np.float64, meta=np.empty((0,) * self.ndim))
+
+    def persist(self, near=None):
+        """The rows stored on the workers now (one task per chunk), as a leaf;
+        ``near``: see :meth:`to_dask`."""
+        return ChunkedRows.from_dask(_persist(self.to_dask(near)))
+
+    def keep(self):
+        """The rows, to be stored on the workers by the first reduction that reads
+        them, inside its own tasks (no task, no round trip of their own)."""
+        if self._expr[0] == "leaf" and self._mask is None:
+            return self
+        if self._mask is not None:
+            raise TypeError("a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)")
+        holder = _Stored(self._expr, self._leaves, self.chunks)
+        return ChunkedRows(("leaf", holder.name), {holder.name: holder}, self.chunks, ncols=self._ncols)
+
+    def sum(self, axis=None):
+        """The sum of the rows: a number, or one per column with ``axis=0``
+        (computed: one task per chunk and a tree sum)."""
+        sums, count = self._sum_and_count()
+        return float(sums[0]) if self._ncols is None else (sums if axis == 0 else float(sums.sum()))
+
+    def mean(self, axis=None):
+        """The mean of the rows: a number, or one per column with ``axis=0`` (computed)."""
+        sums, count = self._sum_and_count()
+        if self._ncols is None:
+            return float(sums[0] / count)
+        return sums / count if axis == 0 else float(sums.sum() / (count * self._ncols))
+
+    def _sum_and_count(self):
+        """The sums of the (selected) rows, one per column, and how many rows, in one
+        reduction; a selection's expression is evaluated on the selected rows
+        alone, as numpy evaluates ``f(x[mask])``."""
+        if self._mask is None:
+            out = _reduce(_sum_and_count_block, (self._expr, ("const", True)), self._leaves, self.chunks,
+                          prefix="sum")
+        elif self._expr[0] == "const":  # a constant over the selection
+            count = _reduce(_sum_and_count_block, (("const", 0.0), self._mask), self._leaves, self.chunks,
+                            prefix="sum")[-1]
+            out = np.array([self._expr[1] * count, count])
+        else:
+            out = _reduce(_sum_and_count_block, (("select", self._mask, self._expr), self._mask), self._leaves,
+                          self.chunks, prefix="sum")
+        return out[:-1], out[-1]
+
+    def compute(self):
+        """The rows gathered to the client as a numpy array."""
+        return np.asarray(self.to_dask().compute(optimize_graph=False), dtype=float)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.compute()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __reduce__(self):
+        # a pickle holds the values, not a reference to the cluster
+        return (np.asarray, (self.compute(),))
+
+
+# --------------------------------------------------------------------------
+# the linear form of a Dask basis
+# --------------------------------------------------------------------------
+def _ztz_block(b, z):
+    """``[sum(z); b'z]`` of one chunk (one column per column of ``z``)."""
+    out = np.empty((b.shape[1] + 1,) + np.shape(z)[1:])
+    out[0] = z.sum(axis=0)
+    out[1:] = b.T @ z
+    return out
+
+
+def _gram_block(b, w=None):
+    """``[1, b]' W [1, b]`` of one chunk (``W = I`` when ``w`` is None)."""
+    b = np.asarray(b, dtype=float)
+    k = b.shape[1]
+    G = np.empty((k + 1, k + 1))
+    if w is None:
+        G[0, 0] = b.shape[0]
+        G[0, 1:] = b.sum(axis=0)
+        G[1:, 1:] = b.T @ b
+    else:
+        wb = b * w[:, None]
+        G[0, 0] = w.sum()
+        G[0, 1:] = wb.sum(axis=0)
+        G[1:, 1:] = b.T @ wb
+    G[1:, 0] = G[0, 1:]
+    return G
+
+
+def _sq_norms_block(b, w):
+    """``[sum(w); sum_i w_i b_ij^2]`` of one chunk."""
+    b = np.asarray(b, dtype=float)
+    return np.concatenate(([w.sum()], (b * b).T @ w))
+
+
+class DaskLinearForm(LinearForm):
+    """``f = b0 + B theta``, ``||f||^2 = theta' theta``, for a row-chunked Dask array ``B``.
+
+    Every product that yields ``k + 1`` (or ``(k + 1)^2``) numbers is a
+    reduction over the row chunks, computed at once (one task per chunk and
+    a tree sum of the partials); every product that yields ``n`` numbers is
+    a :class:`ChunkedRows` (nothing computed).  ``B`` should be persisted (every
+    pass reads it) and must have one column chunk and known row chunks.
+
+    Parameters
+    ----------
+    B : dask.array.Array, shape (n, k)
+        The basis: the validated ``X`` (linear DWD) or the features ``phi(X)``
+        (any float dtype; each chunk is upcast to float64 in its own task).
+
+    Raises
+    ------
+    ValueError
+        ``B`` has unknown row chunks or more than one column chunk.
+    ImportError
+        Dask is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> form = DaskLinearForm(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2)))
+    >>> form.ztmul(ChunkedRows.from_dask(da.ones(3, chunks=2)))
+    array([3., 6., 9.])
+    >>> form.zmul(np.array([1.0, 1.0, 0.0])).compute()
+    array([1., 3., 5.])
+    """
+
+    def __init__(self, B):
+        require_dask()
+        if len(B.chunks[1]) != 1 or any(np.isnan(c) for c in B.chunks[0]):
+            raise ValueError("DaskLinearForm needs B with known row chunks and a single column chunk")
+        super().__init__(B)
+        self._leaves = {B.name: B}
+        self._basis = ("leaf", B.name)
+        self.chunks = tuple(int(c) for c in B.chunks[0])
+
+    def _rows(self, v):
+        """``(expr, leaves)`` of a per-row vector with the basis among the leaves."""
+        expr, leaves, _ = _as_expr(v, dict(self._leaves), self.n)
+        return expr, leaves
+
+    def apply(self, theta):
+        """``B theta`` as :class:`ChunkedRows` (nothing computed)."""
+        theta = np.asarray(theta, dtype=float)
+        return ChunkedRows(("matvec", self.B.name, theta), self._leaves, self.chunks,
+                           ncols=None if theta.ndim == 1 else theta.shape[1])
+
+    def apply_t(self, z):
+        """``B' z`` (computed)."""
+        return self.ztmul(z)[1:]
+
+    def ztmul(self, z):
+        """``Z' z = [sum(z); B' z]`` (computed: one task per chunk evaluates ``z`` and
+        its partial sums)."""
+        expr, leaves = self._rows(z)
+        return _reduce(_ztz_block, (self._basis, expr), leaves, self.chunks, prefix="ztz")
+
+    def gram(self, weights=None):
+        """``Z'WZ`` (computed: ``(k+1)^2`` partial sums per chunk)."""
+        if weights is None:
+            return _reduce(_gram_block, (self._basis,), self._leaves, self.chunks, prefix="gram")
+        expr, leaves = self._rows(weights)
+        return _reduce(_gram_block, (self._basis, expr), leaves, self.chunks, prefix="gram")
+
+    def weighted_sq_norms(self, weights):
+        """Diagonal of ``Z'WZ`` (computed)."""
+        expr, leaves = self._rows(weights)
+        return _reduce(_sq_norms_block, (self._basis, expr), leaves, self.chunks, prefix="sqnorms")
+
+    def keep_rows(self, v):
+        """Keep the per-row vector ``v`` on the workers: the MM loop calls this on
+        each new iterate's decision values, so that the expression they came from
+        is evaluated once and never grows.  They are stored by the next
+        reduction that reads them (the next pass's ``Z'z``, or the objective),
+        inside its task per chunk: a pass is one task per chunk."""
+        return v.keep()
+
+
+# --------------------------------------------------------------------------
+# feature maps on a cluster
+# --------------------------------------------------------------------------
+class DaskRowsView:
+    """What a feature design's ``fitted_map`` receives for a Dask ``X``.
+
+    It offers ``shape``, ``ndim``, ``dtype``, ``len()`` and row indexing:
+    ``view[rows]`` (an integer array, a slice or a boolean mask) gathers just
+    those rows to the client as a numpy array, which is how a map is fitted
+    "from what it needs" (landmarks drawn from the rows, say).  Converting
+    the whole view to an array (``np.asarray(view)``) gathers every row and
+    warns, since that defeats keeping the rows on the cluster.
+
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n, p)
+        The validated rows (on the cluster).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> view = DaskRowsView(da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2)))
+    >>> view[np.array([3, 0])]
+    array([[6., 7.],
+           [0., 1.]])
+    """
+
+    def __init__(self, X):
+        self._X = X  # the validated Dask array (see the class docstring for the parameter)
+        self.shape = X.shape
+        self.ndim = X.ndim
+        self.dtype = X.dtype
+        self.size = X.size
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        rows = key[0] if isinstance(key, tuple) else key
+        rest = key[1:] if isinstance(key, tuple) else ()
+        if isinstance(rows, slice) or np.isscalar(rows):
+            out = self._X[rows].compute()
+        else:
+            rows = np.asarray(rows)
+            if rows.dtype == bool:
+                rows = np.flatnonzero(rows)
+            # dask slices sorted indices chunk by chunk; restore the asked order afterwards
+            order, inverse = np.unique(rows, return_inverse=True)
+            out = self._X[order].compute()[inverse.reshape(-1)]
+        return out[(slice(None),) + rest] if rest else out
+
+    def __array__(self, dtype=None, copy=None):
+        warnings.warn(
+            f"a feature map was fitted on all {self.shape[0]} rows of a Dask X gathered to the client; "
+            "fit it from a sample of the rows to keep them on the cluster", UserWarning, stacklevel=2)
+        out = self._X.compute()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def map_input(X):
+    """What a feature design's ``fitted_map`` receives for the rows ``X``.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or dask.array.Array
+        The problem's rows.
+
+    Returns
+    -------
+    ndarray, sparse matrix or DaskRowsView
+        ``X`` itself, or a :class:`DaskRowsView` of a Dask ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.ones((2, 2))
+    >>> map_input(X) is X
+    True
+    """
+    return DaskRowsView(X) if is_dask_collection(X) else X
+
+
+def _transform_block(block, fmap):
+    return fmap.transform(block)
+
+
+def dask_feature_matrix(fmap, X):
+    """The features ``Phi = fmap.transform(X)``, formed chunk by chunk on the workers and kept there.
+
+    The fitted map enters the graph once, as one shared value, not once per
+    chunk; its ``transform`` is probed on one row for the number of features
+    and their dtype.
+
+    Parameters
+    ----------
+    fmap : object
+        A fitted feature map: ``transform(rows)`` returns shape (len(rows), m).
+    X : dask.array.Array, shape (n, p)
+        Validated rows, one column chunk.
+
+    Returns
+    -------
+    dask.array.Array, shape (n, m)
+        Persisted, chunked like ``X``'s rows, in the map's dtype.
+
+    Raises
+    ------
+    ValueError
+        The transform does not return one row of features per row.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> class Squares:
+    ...     def transform(self, rows):
+    ...         return rows ** 2
+    >>> dask_feature_matrix(Squares(), da.from_array(np.arange(4.0).reshape(2, 2), chunks=(1, 2))).compute()
+    array([[0., 1.],
+           [4., 9.]])
+    """
+    import dask
+
+    require_dask()
+    probe = np.asarray(fmap.transform(X[:1].compute()))
+    if probe.ndim != 2 or probe.shape[0] != 1:
+        raise ValueError(f"the feature map's transform returned shape {probe.shape} for one row; expected (1, m)")
+    shared_map = dask.delayed(fmap, pure=True)
+    Phi = X.map_blocks(_transform_block, shared_map, chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype,
+                       meta=np.empty((0, 0), dtype=probe.dtype))
+    return Phi.persist()
+
+
+# --------------------------------------------------------------------------
+# prediction on Dask rows
+# --------------------------------------------------------------------------
+def _decision_block(block, predictor, alpha):
+    return predictor.decision(block, alpha)
+
+
+def dask_decision(predictor, newx, alpha):
+    """Decision values at Dask rows: ``predictor.decision`` applied chunk by chunk.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        What a fitted path stores (:class:`kerndwd.engine.contract.Predictor`);
+        it enters the graph once, as one shared value.
+    newx : dask.array.Array, shape (m, p)
+    alpha : ndarray, shape (ncoef, L)
+        Intercept-first coefficients, one column per lambda.
+
+    Returns
+    -------
+    dask.array.Array, shape (m, L)
+        Lazy, one task per row chunk of ``newx``, chunked like its rows.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from kerndwd.engine.predictors import LinearPredictor
+    >>> newx = da.from_array(np.array([[1.0, 2.0], [3.0, 4.0]]), chunks=(1, 2))
+    >>> dask_decision(LinearPredictor(2), newx, np.array([[0.5], [1.0], [-1.0]])).compute()
+    array([[-0.5],
+           [-0.5]])
+    """
+    import dask
+
+    require_dask()
+    alpha = np.asarray(alpha, dtype=float)
+    shared = dask.delayed(predictor, pure=True)
+    return newx.map_blocks(_decision_block, shared, alpha, chunks=(newx.chunks[0], (alpha.shape[1],)),
+                           dtype=float, meta=np.empty((0, 0)))
