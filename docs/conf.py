@@ -1,0 +1,57 @@
+"""Sphinx configuration of the kerndwd documentation.
+
+Build with ``python -m sphinx -W -b html docs docs/_build/html`` from the
+repository root; the example gallery (``examples/``) runs while it builds.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import kerndwd  # noqa: E402
+
+project = "kerndwd"
+author = "The kerndwd developers"
+copyright = "2026, the kerndwd developers"
+release = kerndwd.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.md5", "auto_examples/*.json", "**.codeobj.json"]
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3
+
+autosummary_generate = True
+autodoc_default_options = {"members": True, "inherited-members": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,
+}
+
+html_theme = "pydata_sphinx_theme"
+html_title = "kerndwd"
+html_static_path = ["_static"]
+html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
