@@ -102,6 +102,23 @@ def test_feature_design_on_a_cluster_equals_the_in_memory_path(client, plain):
     _same_fit(on_cluster, path)
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_nystroem_on_a_cluster_equals_the_in_memory_path(client, weighted):
+    """The landmarks are drawn from the rows on the cluster exactly as from the
+    rows in memory, and the fit matches it to 1e-10."""
+    X, y, w = _data(seed=2)
+    w = w if weighted else None
+    kern, lam = kerndwd.rbfdot(0.5), [1.0, 0.1, 0.01]
+    kw = dict(kern=kern, wt=w, approx="nystroem", n_components=40, random_state=3, **FAST)
+    path = kerndwd.fit(X, y, lam, **kw)
+    on_cluster = kerndwd.fit(da.from_array(X, chunks=(100, 3)), y, lam, **kw)
+    assert on_cluster.predictor.coef_space == "features"
+    _same_fit(on_cluster, path)
+    newx = np.random.default_rng(9).standard_normal((50, 3))
+    np.testing.assert_allclose(on_cluster.predict(newx, type="link"), path.predict(newx, type="link"),
+                               rtol=0, atol=1e-10)
+
+
 def test_dask_dataframe_with_a_label_column_on_a_cluster(client):
     pd = pytest.importorskip("pandas")
     X, y, _ = _data(seed=3)
