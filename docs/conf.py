@@ -37,6 +37,7 @@ myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
 autosummary_generate = True
+templates_path = ["_templates"]
 autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -51,7 +52,22 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
 }
 
+
+
+def _skip_sklearn_plumbing(app, what, name, obj, skip, options):
+    # scikit-learn adds set_{fit,score,...}_request to every estimator class;
+    # their docstrings refer to scikit-learn's own glossary
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_sklearn_plumbing)
+
+
 html_theme = "pydata_sphinx_theme"
 html_title = "kerndwd"
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
