@@ -50,6 +50,9 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,
+    # no repr of a script's last expression (ax.legend(), ax.set_title(...))
+    # under its figure
+    "capture_repr": (),
 }
 
 
@@ -70,4 +73,16 @@ html_theme = "pydata_sphinx_theme"
 html_title = "kerndwd"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
-html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    # the gallery's code cells get the width of the right-hand column
+    "secondary_sidebar_items": {
+        "**": ["page-toc", "sourcelink"],
+        **{f"auto_examples/{path.stem}": [] for path in sorted((ROOT / "examples").glob("plot_*.py"))},
+    },
+}
+# pages without subpages: no empty "Section Navigation" column, so that their
+# wide tables get the room
+html_sidebars = {page: [] for page in ("index", "getting-started", "r-users", "model", "solvers", "scaling",
+                                         "validation", "reproductions", "r-behaviour")}
