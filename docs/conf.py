@@ -37,6 +37,7 @@ myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
 autosummary_generate = True
+templates_path = ["_templates"]
 autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -49,9 +50,39 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,
+    # no repr of a script's last expression (ax.legend(), ax.set_title(...))
+    # under its figure
+    "capture_repr": (),
 }
+
+
+
+def _skip_sklearn_plumbing(app, what, name, obj, skip, options):
+    # scikit-learn adds set_{fit,score,...}_request to every estimator class;
+    # their docstrings refer to scikit-learn's own glossary
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_sklearn_plumbing)
+
 
 html_theme = "pydata_sphinx_theme"
 html_title = "kerndwd"
 html_static_path = ["_static"]
-html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+html_css_files = ["custom.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    # the gallery's code cells get the width of the right-hand column
+    "secondary_sidebar_items": {
+        "**": ["page-toc", "sourcelink"],
+        **{f"auto_examples/{path.stem}": [] for path in sorted((ROOT / "examples").glob("plot_*.py"))},
+    },
+}
+# pages without subpages: no empty "Section Navigation" column, so that their
+# wide tables get the room
+html_sidebars = {page: [] for page in ("index", "getting-started", "r-users", "model", "solvers", "scaling",
+                                         "validation", "reproductions", "r-behaviour")}

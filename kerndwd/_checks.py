@@ -22,7 +22,29 @@ from .kernels import Kernel, rbfdot, sigest
 class DWDConvergenceWarning(UserWarning):
     """A path stopped before its tolerance: the ``maxit`` budget ran out, or
     rounding held the gradient above ``eps`` (an ``eps`` tighter than the
-    data's precision allows)."""
+    data's precision allows).
+
+    A subclass of :class:`UserWarning`; the path keeps the columns fitted
+    before the stop, and ``jerr`` says where it stopped.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 2)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     path = kerndwd.fit(X, y, [1.0, 0.1], kern=kerndwd.rbfdot(sigma=1), maxit=2)
+    >>> any(issubclass(w.category, kerndwd.DWDConvergenceWarning) for w in caught)
+    True
+    >>> path.jerr < 0  # maxit ran out on a lambda
+    True
+
+    To fail instead of warn:
+
+    >>> warnings.simplefilter("error", kerndwd.DWDConvergenceWarning)  # doctest: +SKIP
+    """
 
 
 #: Largest magnitude accepted in X: inner products of rows (p terms of up to

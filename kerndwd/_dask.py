@@ -215,8 +215,8 @@ def check_dask_data(X, y, wt):
     >>> import numpy as np, dask.array as da
     >>> X = da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2))
     >>> X, y_pm, classes, w = check_dask_data(X, ["a", "b", "b", "a"], None)
-    >>> y_pm.compute(), classes
-    (array([-1.,  1.,  1., -1.]), array(['a', 'b'], dtype='<U1'))
+    >>> y_pm.compute().tolist(), classes.tolist()
+    ([-1.0, 1.0, 1.0, -1.0], ['a', 'b'])
     """
     X = check_dask_matrix(X, "X", persist=True)
     n, rows = X.shape[0], X.chunks[0]

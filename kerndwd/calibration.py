@@ -41,6 +41,25 @@ def fit_platt(f, y, centred=False):
     decision values ``f`` and labels ``y`` in {-1, +1}; ``centred=True`` fixes
     ``b = 0`` (probability 1/2 at ``f = 0``).
 
+    Parameters
+    ----------
+    f : array_like of float, shape (n,)
+        Decision values, ideally held out (from cross-validation): those of
+        the training points themselves are over-confident.
+    y : array_like, shape (n,)
+        Labels, +1 (``y > 0``) or -1.
+    centred : bool, default False
+        Fix ``b = 0``, so that probability 1/2 falls on ``f = 0``.
+
+    Returns
+    -------
+    a, b : float
+        The fitted sigmoid; ``a < 0`` when larger ``f`` means +1 more often.
+
+    See Also
+    --------
+    platt_probability, kerndwd.CVResult.platt_coefficients
+
     Examples
     --------
     >>> import numpy as np
@@ -88,6 +107,26 @@ def fit_platt(f, y, centred=False):
 
 
 def platt_probability(f, a, b):
-    """``1 / (1 + exp(a f + b))``, computed without overflow."""
+    """``1 / (1 + exp(a f + b))``, computed without overflow.
+
+    Parameters
+    ----------
+    f : array_like of float
+        Decision values.
+    a, b : float
+        The sigmoid, from :func:`fit_platt`.
+
+    Returns
+    -------
+    ndarray of float, shape of ``f``
+        The probability of +1 at each decision value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd.calibration import platt_probability
+    >>> platt_probability(np.array([-1000.0, 0.0, 1000.0]), a=-2.0, b=0.0).tolist()
+    [0.0, 0.5, 1.0]
+    """
     z = a * np.asarray(f, dtype=float) + b
     return 0.5 * (1.0 + np.tanh(-0.5 * z))

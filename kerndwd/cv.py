@@ -90,6 +90,29 @@ class CVResult(RNamed):
         with its options and, for a randomised design, the integer
         ``random_state`` its folds were fitted with), e.g.
         ``kerndwd.fit(X, y, res.lambda_, **res.fit_args)``.
+
+    Parameters
+    ----------
+    lambdas, cvm, cvsd, predmat, foldid, fold_jerr, qval, fit_args, y
+        The attributes of the same names; a result is built by :func:`cv`
+        and :func:`tune`, not by hand.
+
+    See Also
+    --------
+    cv, tune, kerndwd.plot_cv
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1, -1)
+    >>> res = kerndwd.cv(X, y, 10.0 ** np.linspace(0, -3, 8), kern=kerndwd.vanilladot(),
+    ...                  random_state=1)
+    >>> res.cvm.shape, res.nfolds
+    ((8,), 5)
+    >>> bool(res.lambda_1se >= res.lambda_min), res["lambda.min"] == res.lambda_min
+    (True, True)
     """
 
     _R_NAMES = ("lambda", "cvm", "cvsd", "cvupper", "cvlower", "lambda.min", "lambda.1se",
@@ -121,7 +144,39 @@ class CVResult(RNamed):
 
     def platt_coefficients(self, lam):
         """``(a, b)`` of Platt's sigmoid fitted to the held-out decision values at
-        the lambda ``lam`` of this result (see :mod:`kerndwd.calibration`)."""
+        the lambda ``lam`` of this result (see :mod:`kerndwd.calibration`).
+
+        Parameters
+        ----------
+        lam : float
+            One of the cross-validated lambdas (``self.lambda_``), e.g.
+            ``self.lambda_min``.
+
+        Returns
+        -------
+        a, b : float
+            The sigmoid ``1 / (1 + exp(a f + b))``, as
+            :func:`kerndwd.calibration.fit_platt` returns it.
+
+        Raises
+        ------
+        ValueError
+            When ``lam`` is not among the cross-validated lambdas, or when
+            fewer than two held-out decision values (or only one class) are
+            left at it.
+
+        Examples
+        --------
+        >>> import numpy as np, kerndwd
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((60, 2))
+        >>> y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1, -1)
+        >>> res = kerndwd.cv(X, y, 10.0 ** np.linspace(0, -3, 8), kern=kerndwd.vanilladot(),
+        ...                  random_state=1)
+        >>> a, b = res.platt_coefficients(res.lambda_min)
+        >>> bool(a < 0)  # larger decision values, higher probability of +1
+        True
+        """
         from .calibration import fit_platt
 
         hits = np.flatnonzero(np.isclose(self.lambda_, lam, rtol=1e-12, atol=0.0))
@@ -172,6 +227,29 @@ class TuneResult(RNamed):
         ``kerndwd.fit(X, y, [res.lam_tune], **res.fit_args)``.  Note that
         ``fit`` uses R's ``kerndwd`` ridge 1e-7 while the tuning folds used
         ``tunedwd``'s 1e-6, as in R.
+
+    Parameters
+    ----------
+    qvals, cvres, foldid, lambdas, fit_args
+        The attributes of the same names; a result is built by :func:`tune`,
+        not by hand.
+
+    See Also
+    --------
+    tune, CVResult
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1, -1)
+    >>> res = kerndwd.tune(X, y, 10.0 ** np.linspace(0, -3, 8), qvals=[0.5, 1, 2],
+    ...                    kern=kerndwd.vanilladot(), random_state=1)
+    >>> len(res.cvres), bool(res.q_tune in res.qvals)
+    (3, True)
+    >>> res.lam_tune == res.best.lambda_1se
+    True
     """
 
     _R_NAMES = ("lam.tune", "q.tune", "cvres", "qvals", "foldid", "lambda")
@@ -322,6 +400,36 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     ``b0 + K(x_new, x) alpha`` (``b0 + x_new beta`` for the linear solver):
     R's ``predict`` bugs for ``anovadot``, ``splinedot`` and ``n == p``
     (see :func:`kerndwd.predict`) would otherwise leak into the CV error.
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments: labels that are not exactly two classes,
+        ``nfolds`` below 3 or above ``n``, a ``foldid`` that is not ``1..K``
+        with ``K >= 3``, and whatever :func:`kerndwd.fit` refuses.
+
+    See Also
+    --------
+    tune, kerndwd.plot_cv, CVResult
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1, -1)
+    >>> lambdas = 10.0 ** np.linspace(0, -3, 8)
+    >>> res = kerndwd.cv(X, y, lambdas, kern=kerndwd.vanilladot(), nfolds=5, random_state=1)
+    >>> res.predmat.shape  # one held-out decision value per row and lambda
+    (60, 8)
+    >>> bool(res.lambda_min in lambdas), round(res.cvm_min, 3)
+    (True, 0.1)
+
+    Refit on all the data at the chosen lambda:
+
+    >>> path = kerndwd.fit(X, y, [res.lambda_1se], **res.fit_args)
+    >>> bool(np.mean(path.predict(X).ravel() == y) > 0.8)  # training accuracy
+    True
     """
     n_jobs = check_n_jobs(n_jobs)
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state,
@@ -366,6 +474,32 @@ def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=
         ``lam_tune``, ``q_tune``, ``cvres`` (a :class:`CVResult` per q, with
         its ``predmat``), ``cvm_1se`` per q, ``foldid``, ``fit_args``; R's
         names through ``res["lam.tune"]``, ``res["q.tune"]``, ``res["cvres"]``.
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments: a q that is not positive, and whatever
+        :func:`cv` refuses.
+
+    See Also
+    --------
+    cv, TuneResult
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2))
+    >>> y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1, -1)
+    >>> res = kerndwd.tune(X, y, 10.0 ** np.linspace(0, -3, 8), qvals=[0.5, 1, 2],
+    ...                    kern=kerndwd.vanilladot(), random_state=1)
+    >>> res.cvm_1se.round(3).tolist()
+    [0.117, 0.117, 0.133]
+    >>> res.q_tune, round(res.lam_tune, 4)
+    (1.0, 0.0193)
+    >>> path = kerndwd.fit(X, y, [res.lam_tune], **res.fit_args)
+    >>> path.qval
+    1.0
     """
     n_jobs = check_n_jobs(n_jobs)
     qs = check_qvals(qvals)

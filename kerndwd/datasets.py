@@ -64,7 +64,21 @@ _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
 
 
 class DatasetNotFoundError(OSError):
-    """No local copy of a data set exists and it could not be downloaded."""
+    """No local copy of a data set exists and it could not be downloaded.
+
+    A subclass of :class:`OSError`; its message says where the files were
+    looked for and where to put them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kerndwd.datasets import DatasetNotFoundError, load_sonar
+    >>> with tempfile.TemporaryDirectory() as empty:  # doctest: +SKIP
+    ...     load_sonar(data_home=empty, download=False)
+    Traceback (most recent call last):
+    ...
+    kerndwd.datasets.DatasetNotFoundError: data set 'sonar' not found (...)
+    """
 
 
 @dataclass(frozen=True)
@@ -116,7 +130,19 @@ _SOURCES = {
 # locating, verifying and converting files
 # --------------------------------------------------------------------------
 def get_data_home():
-    """The user cache folder: ``$XDG_CACHE_HOME/kerndwd`` or ``~/.cache/kerndwd``."""
+    """The user cache folder: ``$XDG_CACHE_HOME/kerndwd`` or ``~/.cache/kerndwd``.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (it need not exist yet); downloads are stored there.
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import get_data_home
+    >>> get_data_home().name
+    'kerndwd'
+    """
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "kerndwd"
 
@@ -231,9 +257,46 @@ def _csv_bytes(name, data_home=None, download=True):
 def load_dataset(name, data_home=None, as_frame=False, download=True):
     """Load one of ``"bupa"``, ``"haberman"``, ``"sonar"``, ``"vertebral"``.
 
-    Returns ``(X, y)``: ``X`` a float array (n, p), ``y`` a float array of
-    -1/+1; with ``as_frame=True`` a pandas DataFrame (the UCI field names) and
-    a Series ``y``.  See the module docstring for where files are looked for.
+    A data set is looked for in ``data_home``, then in the folder named by
+    the ``KERNDWD_DATA`` environment variable, then in the cache folder
+    (:func:`get_data_home`), and is otherwise downloaded once into that
+    cache.  Each folder may hold the CSV form (e.g. ``bupa.csv``) or the
+    original UCI file; every file is checked against a published sha256.
+
+    Parameters
+    ----------
+    name : {"bupa", "haberman", "sonar", "vertebral"}
+        The data set.
+    data_home : str or path-like, optional
+        A folder to look in first.
+    as_frame : bool, default False
+        Return a pandas DataFrame (the UCI field names) and a Series ``y``.
+    download : bool, default True
+        Download the UCI file into the cache folder when no local copy exists.
+
+    Returns
+    -------
+    X : ndarray of float, shape (n, p), or pandas DataFrame
+        The predictors.
+    y : ndarray of float, shape (n,), or pandas Series
+        -1 or +1.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name``, or a file whose sha256 differs from the
+        published one.
+    TypeError
+        ``as_frame`` not a bool.
+    DatasetNotFoundError
+        No local copy, and ``download=False`` or the download failed.
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import load_dataset
+    >>> X, y = load_dataset("haberman", as_frame=True)
+    >>> list(X.columns), len(y)
+    (['age', 'year_of_operation', 'positive_axillary_nodes'], 306)
     """
     if not isinstance(name, str) or name not in _SOURCES:
         raise ValueError(f"name must be one of {sorted(_SOURCES)}, got {name!r}")
@@ -270,6 +333,40 @@ def load_bupa(data_home=None, as_frame=False, download=True):
     therefore predicts an arbitrary split, which is why every method's error
     on BUPA stays near 30%.  For a meaningful task UCI suggests thresholding
     ``drinks`` (e.g. ``drinks >= 3``) and dropping it from ``X``.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        A folder to look in first (see :func:`load_dataset`).
+    as_frame : bool, default False
+        Return a pandas DataFrame and Series (needs pandas).
+    download : bool, default True
+        Download the UCI file into the cache folder when no local copy exists.
+
+    Returns
+    -------
+    X : ndarray of float, shape (345, 6), or pandas DataFrame
+        The predictors (with the UCI field names as columns when ``as_frame``).
+    y : ndarray of float, shape (345,), or pandas Series
+        -1 or +1.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        No local copy, and ``download=False`` or the download failed.
+    ValueError
+        A file whose sha256 differs from the published one.
+
+    See Also
+    --------
+    load_dataset
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import load_bupa
+    >>> X, y = load_bupa()
+    >>> X.shape, int((y > 0).sum()), int((y < 0).sum())
+    ((345, 6), 200, 145)
     """
     return load_dataset("bupa", data_home, as_frame, download)
 
@@ -281,20 +378,124 @@ def load_haberman(data_home=None, as_frame=False, download=True):
 
     The UCI file has 306 rows; the paper reports n = 305 (most likely a first
     record read as a header).  All 306 rows are returned.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        A folder to look in first (see :func:`load_dataset`).
+    as_frame : bool, default False
+        Return a pandas DataFrame and Series (needs pandas).
+    download : bool, default True
+        Download the UCI file into the cache folder when no local copy exists.
+
+    Returns
+    -------
+    X : ndarray of float, shape (306, 3), or pandas DataFrame
+        The predictors (with the UCI field names as columns when ``as_frame``).
+    y : ndarray of float, shape (306,), or pandas Series
+        -1 or +1.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        No local copy, and ``download=False`` or the download failed.
+    ValueError
+        A file whose sha256 differs from the published one.
+
+    See Also
+    --------
+    load_dataset
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import load_haberman
+    >>> X, y = load_haberman()
+    >>> X.shape, int((y > 0).sum()), int((y < 0).sum())
+    ((306, 3), 81, 225)
     """
     return load_dataset("haberman", data_home, as_frame, download)
 
 
 def load_sonar(data_home=None, as_frame=False, download=True):
     """Sonar, mines vs. rocks (UCI id 151): n = 208, p = 60 band energies in
-    [0, 1]; y = +1 for a mine (M, 111), -1 for a rock (R, 97)."""
+    [0, 1]; y = +1 for a mine (M, 111), -1 for a rock (R, 97).
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        A folder to look in first (see :func:`load_dataset`).
+    as_frame : bool, default False
+        Return a pandas DataFrame and Series (needs pandas).
+    download : bool, default True
+        Download the UCI file into the cache folder when no local copy exists.
+
+    Returns
+    -------
+    X : ndarray of float, shape (208, 60), or pandas DataFrame
+        The predictors (with the UCI field names as columns when ``as_frame``).
+    y : ndarray of float, shape (208,), or pandas Series
+        -1 or +1.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        No local copy, and ``download=False`` or the download failed.
+    ValueError
+        A file whose sha256 differs from the published one.
+
+    See Also
+    --------
+    load_dataset
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import load_sonar
+    >>> X, y = load_sonar()
+    >>> X.shape, int((y > 0).sum()), int((y < 0).sum())
+    ((208, 60), 111, 97)
+    """
     return load_dataset("sonar", data_home, as_frame, download)
 
 
 def load_vertebral(data_home=None, as_frame=False, download=True):
     """Vertebral column, two classes (UCI id 212, ``column_2C.dat``): n = 310,
     p = 6 biomechanical features (rounded to 2 decimals in that file); y = +1
-    for abnormal (AB, 210), -1 for normal (NO, 100)."""
+    for abnormal (AB, 210), -1 for normal (NO, 100).
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        A folder to look in first (see :func:`load_dataset`).
+    as_frame : bool, default False
+        Return a pandas DataFrame and Series (needs pandas).
+    download : bool, default True
+        Download the UCI file into the cache folder when no local copy exists.
+
+    Returns
+    -------
+    X : ndarray of float, shape (310, 6), or pandas DataFrame
+        The predictors (with the UCI field names as columns when ``as_frame``).
+    y : ndarray of float, shape (310,), or pandas Series
+        -1 or +1.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        No local copy, and ``download=False`` or the download failed.
+    ValueError
+        A file whose sha256 differs from the published one.
+
+    See Also
+    --------
+    load_dataset
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import load_vertebral
+    >>> X, y = load_vertebral()
+    >>> X.shape, int((y > 0).sum()), int((y < 0).sum())
+    ((310, 6), 210, 100)
+    """
     return load_dataset("vertebral", data_home, as_frame, download)
 
 
@@ -340,7 +541,36 @@ def make_table1_example(example, n=500, p=50, random_state=None):
        then differ only in spread, which the squared coordinates expose to a
        linear rule.
 
-    Returns ``(X, y)``, ``X`` of shape (n, p), ``y`` in {+1, -1}.
+    Parameters
+    ----------
+    example : {1, 2, 3, 4}
+        Which setting.
+    n : int, default 500
+        Number of rows, at least 2.
+    p : int, default 50
+        Number of columns, at least 2.
+    random_state : int, numpy.random.Generator or None
+        Seeds the draw.
+
+    Returns
+    -------
+    X : ndarray of float, shape (n, p)
+    y : ndarray of float, shape (n,)
+        +1 for the first ``n // 2`` rows, -1 for the rest.
+
+    Raises
+    ------
+    ValueError
+        An ``example`` other than 1 to 4, or ``n`` or ``p`` below 2.
+    TypeError
+        A ``random_state`` that is not None, an int or a Generator.
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import make_table1_example
+    >>> X, y = make_table1_example(3, n=40, p=5, random_state=0)
+    >>> X.shape, y[:2].tolist(), y[-2:].tolist()
+    ((40, 5), [1.0, 1.0], [-1.0, -1.0])
     """
     if example not in (1, 2, 3, 4):
         raise ValueError(f"example must be 1, 2, 3 or 4, got {example!r}")
@@ -376,7 +606,7 @@ class GaussianMixture:
     Ten centres per class are drawn once: ``mu_k+ ~ N((1, 0)', I)`` and
     ``mu_k- ~ N((0, 1)', I)``.  A point of a class picks one of its ten
     centres uniformly at random and is drawn from ``N(mu_k, I / 5)``.  Both
-    classes are equally likely, so the Bayes rule is +1 where
+    classes are equally likely, so the Bayes rule is +1 where::
 
         sum_k exp(-5 ||x - mu_k+||^2 / 2)  >  sum_k exp(-5 ||x - mu_k-||^2 / 2),
 
@@ -389,6 +619,35 @@ class GaussianMixture:
     random_state : int, Generator or None
         Seeds the centres only.  The vignette uses ``FIGURE1_CENTRES_SEED``.
     n_centres : int, default 10
+        Centres per class.
+
+    Attributes
+    ----------
+    centres_pos, centres_neg : ndarray, shape (n_centres, 2)
+        The drawn centres of class +1 and of class -1.
+
+    Raises
+    ------
+    ValueError
+        ``n_centres`` not a positive integer.
+
+    See Also
+    --------
+    make_mixture
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd.datasets import GaussianMixture
+    >>> model = GaussianMixture(random_state=1)
+    >>> X, y = model.sample(50, random_state=0)
+    >>> X.shape, float((model.bayes_rule(X) == y).mean())
+    ((100, 2), 0.81)
+    >>> model.posterior(np.array([[1.0, 0.0], [0.0, 1.0]])).round(2).tolist()
+    [0.97, 0.2]
+    >>> err, se = model.bayes_error(n_mc=20_000, random_state=0)
+    >>> bool(abs(err - 0.166) < 0.01)
+    True
     """
 
     #: Variance of each point around its centre (the paper's I/5).
@@ -401,7 +660,21 @@ class GaussianMixture:
         self.centres_neg = rng.standard_normal((n_centres, 2)) + np.array([0.0, 1.0])
 
     def sample(self, n_per_class=100, random_state=None):
-        """``(X, y)``: ``n_per_class`` points of class +1 then as many of class -1."""
+        """``(X, y)``: ``n_per_class`` points of class +1 then as many of class -1.
+
+        Parameters
+        ----------
+        n_per_class : int, default 100
+            Points per class.
+        random_state : int, numpy.random.Generator or None
+            Seeds the draw (the centres stay the model's).
+
+        Returns
+        -------
+        X : ndarray of float, shape (2 * n_per_class, 2)
+        y : ndarray of float, shape (2 * n_per_class,)
+            +1 for the first half, -1 for the second.
+        """
         n = _check_count(n_per_class, "n_per_class")
         rng = _rng(random_state)
         sd = np.sqrt(self.point_var)
@@ -419,18 +692,55 @@ class GaussianMixture:
         return (m + np.log(np.exp(a - m).sum(axis=1, keepdims=True)))[:, 0]
 
     def bayes_log_ratio(self, X):
-        """``log p(x | +1) - log p(x | -1)``: the Bayes boundary is its zero set."""
+        """``log p(x | +1) - log p(x | -1)``: the Bayes boundary is its zero set.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        ndarray of float, shape (m,)
+
+        Raises
+        ------
+        ValueError
+            ``X`` not of shape (m, 2).
+        """
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != 2:
             raise ValueError(f"X must have shape (m, 2), got {X.shape}")
         return self._log_density(X, self.centres_pos) - self._log_density(X, self.centres_neg)
 
     def bayes_rule(self, X):
-        """The Bayes classifier: +1 where the positive density is larger, else -1."""
+        """The Bayes classifier: +1 where the positive density is larger, else -1.
+
+        Parameters
+        ----------
+        X : array_like, shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        ndarray of float, shape (m,)
+            -1 or +1.
+        """
         return np.where(self.bayes_log_ratio(X) > 0, 1.0, -1.0)
 
     def posterior(self, X):
-        """``eta(x) = P(Y = +1 | X = x)`` (equal class priors)."""
+        """``eta(x) = P(Y = +1 | X = x)`` (equal class priors).
+
+        Parameters
+        ----------
+        X : array_like, shape (m, 2)
+            Points.
+
+        Returns
+        -------
+        ndarray of float, shape (m,)
+            Probabilities of class +1.
+        """
         return 1.0 / (1.0 + np.exp(-self.bayes_log_ratio(X)))
 
     def bayes_error(self, n_mc=200_000, random_state=None):
@@ -438,7 +748,19 @@ class GaussianMixture:
 
         Averages ``min(eta, 1 - eta)`` over ``2 * n_mc`` draws from the
         mixture: unbiased for the Bayes error and with less variance than
-        counting the Bayes rule's mistakes.  Returns ``(estimate, se)``.
+        counting the Bayes rule's mistakes.
+
+        Parameters
+        ----------
+        n_mc : int, default 200000
+            Draws per class.
+        random_state : int, numpy.random.Generator or None
+            Seeds the draws.
+
+        Returns
+        -------
+        estimate, se : float
+            The Bayes error and its Monte-Carlo standard error.
         """
         X, _ = self.sample(_check_count(n_mc, "n_mc"), random_state)
         eta = self.posterior(X)
@@ -449,7 +771,32 @@ class GaussianMixture:
 def make_mixture(n_per_class=100, centres_state=FIGURE1_CENTRES_SEED, random_state=None):
     """Figure 1 data: ``(X, y, model)`` with ``model`` the :class:`GaussianMixture`
     (its centres seeded by ``centres_state``) and ``(X, y)`` a sample of
-    ``n_per_class`` points per class drawn with ``random_state``."""
+    ``n_per_class`` points per class drawn with ``random_state``.
+
+    Parameters
+    ----------
+    n_per_class : int, default 100
+        Points per class.
+    centres_state : int, numpy.random.Generator or None, default FIGURE1_CENTRES_SEED
+        Seeds the centres of the mixture.
+    random_state : int, numpy.random.Generator or None
+        Seeds the sample.
+
+    Returns
+    -------
+    X : ndarray of float, shape (2 * n_per_class, 2)
+    y : ndarray of float, shape (2 * n_per_class,)
+        +1 for the first half, -1 for the second.
+    model : GaussianMixture
+        The mixture, with its Bayes rule and Bayes error.
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import make_mixture
+    >>> X, y, model = make_mixture(50, random_state=0)
+    >>> X.shape, float((model.bayes_rule(X) == y).mean())
+    ((100, 2), 0.81)
+    """
     model = GaussianMixture(centres_state)
     X, y = model.sample(n_per_class, random_state)
     return X, y, model
@@ -459,7 +806,32 @@ def make_data_piling(n_per_class=50, p=200, shift=3.0, random_state=None):
     """Figure 2's data-piling example: ``n_per_class`` points from
     ``N(-mu, I_p)`` (class -1, first) then as many from ``N(mu, I_p)`` (class
     +1), ``mu = (shift, 0, ..., 0)``.  With p = 200 >> n = 100 the SVM piles
-    many points on its margin; DWD much less."""
+    many points on its margin; DWD much less.
+
+    Parameters
+    ----------
+    n_per_class : int, default 50
+        Points per class.
+    p : int, default 200
+        Number of columns.
+    shift : float, default 3.0
+        The first coordinate of ``mu``.
+    random_state : int, numpy.random.Generator or None
+        Seeds the draw.
+
+    Returns
+    -------
+    X : ndarray of float, shape (2 * n_per_class, p)
+    y : ndarray of float, shape (2 * n_per_class,)
+        -1 for the first half, +1 for the second.
+
+    Examples
+    --------
+    >>> from kerndwd.datasets import make_data_piling
+    >>> X, y = make_data_piling(random_state=0)
+    >>> X.shape, float(y[0]), float(y[-1])
+    ((100, 200), -1.0, 1.0)
+    """
     n = _check_count(n_per_class, "n_per_class")
     p = _check_count(p, "p")
     rng = _rng(random_state)

@@ -415,6 +415,29 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
     **Persistence.**  Fitted estimators pickle and unpickle to identical
     predictions.  Unpickling can execute arbitrary code: only load pickles
     from trusted sources.
+
+    See Also
+    --------
+    DWDClassifierCV : lambda (and q) chosen by cross-validation.
+    kerndwd.fit : the whole path, with R's names.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kerndwd import DWDClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = DWDClassifier(lambd=0.01, kernel="rbf").fit(X, y)  # one-vs-rest
+    >>> clf.classes_.tolist(), clf.decision_function(X[:3]).shape
+    ([0, 1, 2], (3, 3))
+    >>> round(clf.score(X, y), 2)
+    0.95
+
+    Two classes, with probabilities from held-out folds:
+
+    >>> two = y > 0
+    >>> clf = DWDClassifier(lambd=0.01, probability=True, random_state=0).fit(X[two], y[two])
+    >>> clf.predict_proba(X[two][:2]).round(2).tolist()
+    [[0.94, 0.06], [0.94, 0.06]]
     """
 
     def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
@@ -563,7 +586,18 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
-        (n, n_classes) one-vs-rest values otherwise."""
+        (n, n_classes) one-vs-rest values otherwise.
+
+        Parameters
+        ----------
+        X : array_like, sparse matrix or Dask collection, shape (n, n_features)
+            Rows to evaluate (sparse only where ``fit`` accepted it).
+
+        Returns
+        -------
+        ndarray, shape (n,) or (n, n_classes)
+            A lazy Dask array for Dask ``X``.
+        """
         check_is_fitted(self)
         if is_dask_collection(X):  # lazy, chunked like X's rows
             from ._dask import dask_estimator_decision
@@ -580,7 +614,18 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where the decision value is > 0 (two
-        classes, R's rule), else the argmax of the one-vs-rest values."""
+        classes, R's rule), else the argmax of the one-vs-rest values.
+
+        Parameters
+        ----------
+        X : array_like, sparse matrix or Dask collection, shape (n, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            Labels from ``classes_`` (a lazy Dask array for Dask ``X``).
+        """
         D = self.decision_function(X)
         if is_dask_collection(D):
             from ._dask import dask_estimator_labels
@@ -695,6 +740,25 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         The refit; ``classes_``, ``coef_``/``dual_coef_``, ``intercept_`` are
         read from it.
     classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    See Also
+    --------
+    DWDClassifier, kerndwd.cv, kerndwd.tune
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kerndwd import DWDClassifierCV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> two = y > 0  # versicolor against virginica
+    >>> clf = DWDClassifierCV(qvals=[0.5, 1, 2], cv=5, random_state=0).fit(X[two], y[two])
+    >>> clf.cv_results_["cvm"].shape  # (q values, lambdas)
+    (3, 20)
+    >>> bool(clf.lambda_ in clf.cv_results_["lambdas"]), clf.q_ in (0.5, 1.0, 2.0)
+    (True, True)
+    >>> round(clf.score(X[two], y[two]), 2)
+    0.97
     """
 
     def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
@@ -738,7 +802,28 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
                              solver=self.solver, design_options=self.design_options, probability=self.probability)
 
     def fit(self, X, y, sample_weight=None):
-        """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self."""
+        """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n_samples, n_features)
+            Training rows.
+        y : array_like, shape (n_samples,)
+            Class labels (two or more classes).
+        sample_weight : array_like, shape (n_samples,), optional
+            Non-negative weights, for the fold fits and the refit.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters or data, e.g. ``choose`` not
+            ``"lambda_min"``/``"lambda_1se"``, a q that is not positive, or
+            ``cv`` splits that do not hold each row out exactly once.
+        """
         if self.choose not in ("lambda_min", "lambda_1se"):
             raise ValueError(f"choose must be 'lambda_min' or 'lambda_1se', got {self.choose!r}")
         qs = check_qvals(self.qvals)
@@ -807,14 +892,36 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         return self.best_estimator_.intercept_
 
     def decision_function(self, X):
-        """Decision values of :attr:`best_estimator_`."""
+        """Decision values of :attr:`best_estimator_`.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features)
+            Rows to evaluate.
+
+        Returns
+        -------
+        ndarray, shape (n,) or (n, n_classes)
+            As :meth:`DWDClassifier.decision_function`.
+        """
         check_is_fitted(self)
         if not is_dask_collection(X):
             validate_data(self, X, reset=False, dtype=np.float64)
         return self.best_estimator_.decision_function(X)
 
     def predict(self, X):
-        """Class labels from :attr:`best_estimator_`."""
+        """Class labels from :attr:`best_estimator_`.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            Labels from ``classes_``.
+        """
         check_is_fitted(self)
         if not is_dask_collection(X):
             validate_data(self, X, reset=False, dtype=np.float64)

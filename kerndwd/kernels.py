@@ -114,11 +114,23 @@ class Kernel:
         raise NotImplementedError
 
     def params(self) -> dict:
-        """The kernlab parameters as a dict (R's names)."""
+        """The kernlab parameters as a dict (R's names).
+
+        Returns
+        -------
+        dict
+            E.g. ``{"sigma": 0.5}`` for ``rbfdot(sigma=0.5)``.
+        """
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
     def to_spec(self) -> dict:
-        """A JSON-friendly description, ``{"name": ..., **params}``."""
+        """A JSON-friendly description, ``{"name": ..., **params}``.
+
+        Returns
+        -------
+        dict
+            E.g. ``{"name": "rbfdot", "sigma": 0.5}``.
+        """
         return {"name": self.name, **self.params()}
 
     def __repr__(self):

@@ -27,9 +27,17 @@ __all__ = ["fit", "predict", "DWDPath"]
 class DWDPath(RNamed):
     """A fitted DWD path: one solution per lambda, like R's ``kerndwd`` object.
 
-    Attributes (R's names; ``lambda`` is a Python keyword, so it is also
-    readable as ``lambda_`` and ``path["lambda"]``)
+    The attributes carry R's names; ``lambda`` is a Python keyword, so that
+    one is readable as ``lambda_`` and ``path["lambda"]``.
 
+    Parameters
+    ----------
+    result, problem, majoriser
+        The engine's output; a path is built by :func:`kerndwd.fit`, not by
+        hand.
+
+    Attributes
+    ----------
     alpha : ndarray, shape (ncoef, L)
         Intercept first, then the coefficients of the fitted form, one column
         per lambda: ``beta`` (``p`` rows) when the linear kernel was solved in
@@ -67,6 +75,23 @@ class DWDPath(RNamed):
         ``objective - optimum`` at each column, formed from the gradient
         (:mod:`kerndwd.engine.certify`); NaN under ``stop="kkt"``, where
         ``kkt <= eps`` is the certificate.
+
+    See Also
+    --------
+    fit, predict, kerndwd.plot_path
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 3)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> path = kerndwd.fit(X, y, [1.0, 0.1, 0.01], kern=kerndwd.vanilladot())
+    >>> path.alpha.shape, path.lambda_.tolist(), path.solver
+    ((4, 3), [1.0, 0.1, 0.01], 'ldwd')
+    >>> path["lambda"] is path.lambda_, path.jerr
+    (True, 0)
+    >>> path.coef.shape  # beta, without the intercept
+    (3, 3)
     """
 
     _R_NAMES = ("alpha", "lambda", "npass", "jerr", "kkt", "objective")
@@ -141,11 +166,52 @@ class DWDPath(RNamed):
         )
 
     def decision_function(self, newx, lambdas=None):
-        """Shorthand for ``predict(newx, type="link", lambdas=lambdas)``."""
+        """Shorthand for ``predict(newx, type="link", lambdas=lambdas)``.
+
+        Parameters
+        ----------
+        newx : array_like, shape (m, p)
+            Rows to evaluate, as in :func:`kerndwd.predict`.
+        lambdas : array_like, optional
+            Lambdas to evaluate at; default every column of the path.
+
+        Returns
+        -------
+        ndarray, shape (m, L)
+            Decision values, one column per lambda.
+
+        Examples
+        --------
+        >>> import numpy as np, kerndwd
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((50, 3)); y = np.where(X[:, 0] > 0, 1, -1)
+        >>> path = kerndwd.fit(X, y, [1.0, 0.1], kern=kerndwd.rbfdot(sigma=0.5))
+        >>> path.decision_function(X[:5]).shape
+        (5, 2)
+        """
         return self.predict(newx, type="link", lambdas=lambdas)
 
     def predict(self, newx, type="class", lambdas=None, calibration=None):
-        """See :func:`kerndwd.predict`."""
+        """Predict from this path: ``kerndwd.predict(self, newx, ...)``.
+
+        Parameters
+        ----------
+        newx, type, lambdas, calibration
+            As in :func:`kerndwd.predict`.
+
+        Returns
+        -------
+        ndarray, shape (m, L)
+            As :func:`kerndwd.predict` returns it.
+
+        Examples
+        --------
+        >>> import numpy as np, kerndwd
+        >>> X = np.array([[-2.0], [-1.0], [1.0], [2.0]]); y = ["no", "no", "yes", "yes"]
+        >>> path = kerndwd.fit(X, y, [0.1], kern=kerndwd.vanilladot())
+        >>> path.predict(np.array([[-3.0], [3.0]])).ravel().tolist()
+        ['no', 'yes']
+        """
         return predict(self, newx, type=type, lambdas=lambdas, calibration=calibration)
 
     def coef_at(self, lambdas):
@@ -155,6 +221,32 @@ class DWDPath(RNamed):
         A lambda on the path gets its column exactly (the first, when the path
         holds it twice).  Lambdas beyond the ends of the path get the nearest
         end column, with a ``UserWarning``: the path says nothing there.
+
+        Parameters
+        ----------
+        lambdas : float or array_like of float
+            Positive lambdas, in any order.
+
+        Returns
+        -------
+        ndarray, shape (ncoef, len(lambdas))
+            One column of ``alpha`` (intercept first) per lambda.
+
+        Raises
+        ------
+        ValueError
+            When a lambda is not positive and finite, or the path has no
+            fitted columns.
+
+        Examples
+        --------
+        >>> import numpy as np, kerndwd
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((50, 3)); y = np.where(X[:, 0] > 0, 1, -1)
+        >>> path = kerndwd.fit(X, y, [1.0, 0.1], kern=kerndwd.vanilladot())
+        >>> mid = path.coef_at([0.55])  # halfway between the two columns
+        >>> bool(np.allclose(mid[:, 0], path.alpha.mean(axis=1)))
+        True
         """
         s = np.atleast_1d(check_positive_sequence(lambdas, "lambdas"))
         lam = self.lambda_
@@ -318,7 +410,9 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
     Parameters
     ----------
     fit : DWDPath
+        A path from :func:`kerndwd.fit`.
     newx : array_like, DataFrame, Dask array or Dask DataFrame, shape (m, p)
+        Rows to predict, with the columns the path was fitted on.
     type : {"class", "link", "prob"}
         ``"prob"``: the probability of the second label (``fit.classes[1]``).
         Without ``calibration`` it inverts the population minimiser (4.4)
@@ -343,15 +437,44 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
 
     Returns
     -------
-    ndarray, shape (m, L): one column per lambda, like R.  For a Dask ``newx``,
-    a lazy Dask array of the same shape, one task per row chunk of ``newx``
-    (a chunk with NaN raises ValueError naming newx when computed).
+    ndarray, shape (m, L)
+        One column per lambda, like R: labels for ``type="class"``, decision
+        values for ``"link"``, probabilities of ``fit.classes[1]`` for
+        ``"prob"``.  For a Dask ``newx``, a lazy Dask array of the same
+        shape, one task per row chunk of ``newx`` (a chunk with NaN raises
+        ValueError naming newx when computed).
+
+    Raises
+    ------
+    TypeError
+        When ``fit`` is not a :class:`DWDPath`, or ``calibration`` not a
+        :class:`~kerndwd.CVResult`.
+    ValueError
+        For an unknown ``type``, ``calibration`` without ``type="prob"``,
+        ``newx`` with NaN or the wrong number of columns, and calibration at
+        a lambda that was not cross-validated.
 
     Notes
     -----
     For ``n == p`` with the linear kernel, R fits the linear form but its
     ``predict`` takes the kernel branch (``b0 + newx x' beta``); we return the
     intended ``b0 + newx beta``.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((80, 2)); y = np.where(X[:, 0] - X[:, 1] > 0, "up", "down")
+    >>> path = kerndwd.fit(X, y, [0.1, 0.01], kern=kerndwd.rbfdot(sigma=0.5))
+    >>> newx = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    >>> kerndwd.predict(path, newx).tolist()  # one column per lambda
+    [['up', 'up'], ['down', 'down']]
+    >>> link = kerndwd.predict(path, newx, type="link")
+    >>> bool(link[0, 1] > 0 > link[1, 1])
+    True
+    >>> prob = kerndwd.predict(path, newx, type="prob", lambdas=[0.01])
+    >>> prob.shape, bool(prob[0, 0] > 0.5 > prob[1, 0])
+    ((2, 1), True)
     """
     if not isinstance(fit, DWDPath):
         raise TypeError(f"fit must be a DWDPath returned by kerndwd.fit, got {fit.__class__.__name__}")

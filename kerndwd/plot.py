@@ -61,6 +61,25 @@ def plot_path(path, ax=None, *, color=None, linewidth=1.0, **line_kw):
     matplotlib.axes.Axes
         The Axes drawn on; its lines are the coefficient paths, in row order,
         with x data ``log(path.lambda_)``.
+
+    Raises
+    ------
+    TypeError
+        When ``path`` is not a :class:`~kerndwd.DWDPath`.
+    ValueError
+        When the path has no fitted columns.
+    ImportError
+        When matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 4)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> path = kerndwd.fit(X, y, 10.0 ** np.linspace(0, -3, 10), kern=kerndwd.vanilladot(), stop="kkt")
+    >>> ax = kerndwd.plot_path(path)
+    >>> len(ax.lines), ax.get_xlabel()  # one line per coefficient
+    (4, 'log(lambda)')
     """
     from .path import DWDPath
 
@@ -107,6 +126,27 @@ def plot_cv(cvres, ax=None, *, point_color="red", bar_color="darkgrey", sign_lam
         Its lines labelled ``"lambda.min"`` and ``"lambda.1se"`` are the two
         vertical markers; its one error-bar container holds one bar per lambda
         (lambdas with NaN ``cvm`` are skipped).
+
+    Raises
+    ------
+    TypeError
+        When ``cvres`` is neither a :class:`~kerndwd.CVResult` nor a
+        :class:`~kerndwd.TuneResult`.
+    ValueError
+        When ``sign_lambda`` is not 1 or -1.
+    ImportError
+        When matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> res = kerndwd.cv(X, y, 10.0 ** np.linspace(0, -3, 8), kern=kerndwd.vanilladot(),
+    ...                  random_state=1)
+    >>> ax = kerndwd.plot_cv(res)
+    >>> sorted(line.get_label() for line in ax.lines if line.get_label().startswith("lambda"))
+    ['lambda.1se', 'lambda.min']
     """
     from .cv import CVResult, TuneResult
 

@@ -42,7 +42,35 @@ __all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "FourierDesign",
 
 def fit_path(problem, cache=None):
     """Fit ``problem`` along its lambdas: returns ``(PathResult, majoriser)``;
-    the majoriser's ``predictor`` turns the result's ``alpha`` into decision values."""
+    the majoriser's ``predictor`` turns the result's ``alpha`` into decision values.
+
+    Parameters
+    ----------
+    problem : Problem
+        A validated problem (its design and path solver included).
+    cache : FactorCache, optional
+        Work shared with other fits on the same rows; default a new one.
+
+    Returns
+    -------
+    result : PathResult
+        Intercept-first coefficients, one column per finished lambda.
+    majoriser : object
+        The majoriser the design built (:class:`kerndwd.engine.contract.Majoriser`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1], stop="kkt", eps=1e-8, method="newton")
+    >>> result, majoriser = engine.fit_path(problem)
+    >>> result.alpha.shape, result.jerr, bool((result.kkt <= 1e-8).all())
+    ((4, 2), 0, True)
+    >>> majoriser.predictor.decision(X[:5], result.alpha).shape  # rows x lambdas
+    (5, 2)
+    """
     cache = FactorCache(problem.X, problem.kern) if cache is None else cache
     majoriser = build_majoriser(problem, cache)
     return run_path(majoriser, problem), majoriser

@@ -81,6 +81,20 @@ class FactorCache:
     parent : FactorCache, optional
         The cache of all rows, when this one holds the subset ``rows`` of it.
     rows : ndarray of int, optional
+        The rows of the parent this cache holds.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> from kerndwd.engine import FactorCache
+    >>> X = np.random.default_rng(0).standard_normal((10, 2))
+    >>> cache = FactorCache(X, kerndwd.rbfdot(sigma=1))
+    >>> K = cache.kernel_matrix()
+    >>> K.shape, cache.kernel_matrix() is K  # formed once, then remembered
+    ((10, 10), True)
+    >>> fold = cache.fold(np.arange(6))  # a fold's rows: sliced from the parent
+    >>> bool(np.array_equal(fold.kernel_matrix(), K[:6, :6]))
+    True
     """
 
     def __init__(self, X, kern, parent=None, rows=None):
@@ -92,13 +106,31 @@ class FactorCache:
         self._memo = {}
 
     def memo(self, key, compute):
-        """``compute()`` the first time ``key`` is asked for, the stored value after."""
+        """``compute()`` the first time ``key`` is asked for, the stored value after.
+
+        Parameters
+        ----------
+        key : hashable
+            Names the work.
+        compute : callable
+            Called with no arguments, once.
+
+        Returns
+        -------
+        object
+            What ``compute()`` returned.
+        """
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
 
     def kernel_matrix(self):
-        """The kernel matrix of these rows (sliced from the parent's, when there is one)."""
+        """The kernel matrix of these rows (sliced from the parent's, when there is one).
+
+        Returns
+        -------
+        ndarray, shape (n, n)
+        """
         if self._parent is None:
             return self.memo("kernel_matrix", lambda: check_kernel_matrix(quiet_kernel(self.kern, self.X), self.kern))
         rows = self._rows
@@ -107,18 +139,43 @@ class FactorCache:
     def cross_kernel(self, test):
         """A callable returning ``K(X_parent[test], X[rows])`` from the parent's matrix
         (sliced once), or None when no kernel matrix has been formed for these
-        rows (their fit needs none).  A fold holds one ``test`` set."""
+        rows (their fit needs none).  A fold holds one ``test`` set.
+
+        Parameters
+        ----------
+        test : ndarray of int
+            The parent's held-out rows.
+
+        Returns
+        -------
+        callable or None
+        """
         parent = self._parent
         if parent is None or "kernel_matrix" not in self._memo:
             return None
         return lambda: self.memo("cross_kernel", lambda: parent.kernel_matrix()[np.ix_(test, self._rows)])
 
     def kernel_eigh(self):
-        """``linalg.eigh`` of :meth:`kernel_matrix`, checked to be semi-definite."""
+        """``linalg.eigh`` of :meth:`kernel_matrix`, checked to be semi-definite.
+
+        Returns
+        -------
+        eigenvalues, eigenvectors : ndarray
+        """
         return self.memo("kernel_eigh", lambda: check_semidefinite(linalg.eigh(self.kernel_matrix()), self.kern))
 
     def fold(self, rows):
-        """The cache of the subset ``rows`` of these rows (a fold's training part)."""
+        """The cache of the subset ``rows`` of these rows (a fold's training part).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            Row indices into these rows.
+
+        Returns
+        -------
+        FactorCache
+        """
         return FactorCache(None, self.kern, parent=self, rows=rows)
 
     def release(self):

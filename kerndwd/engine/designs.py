@@ -49,6 +49,45 @@ class Design(ABC):
     :attr:`option_names` (keyword options they accept, to validate in
     ``__init__``), and implement :meth:`majoriser`.  ``random_state`` is
     the face's own seed, given to every design.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator or None
+        The face's seed, for designs that draw (landmarks, frequencies).
+    **options
+        The design's keyword options, among :attr:`option_names`.
+
+    Raises
+    ------
+    TypeError
+        An option that is not among :attr:`option_names`.
+
+    See Also
+    --------
+    register_design, make_design, FeatureDesign
+
+    Examples
+    --------
+    A design that reports its problem and then builds the exact kernel's
+    majoriser; :func:`register_design` would make it selectable by name,
+    here it is passed to the problem directly:
+
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> from kerndwd.engine.designs import ExactDesign
+    >>> class Loud(ExactDesign):
+    ...     name = "loud"
+    ...     def majoriser(self, problem, cache):
+    ...         print(f"{problem.n} rows, {problem.lambdas.size} lambdas")
+    ...         return super().majoriser(problem, cache)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> result, _ = engine.fit_path(engine.Problem.from_arrays(X, y, [1.0, 0.1], design=Loud()))
+    40 rows, 2 lambdas
+    >>> Loud(n_components=5)
+    Traceback (most recent call last):
+    ...
+    TypeError: solver='loud' does not accept n_components (its options: none)
     """
 
     name: str = "?"
@@ -68,17 +107,46 @@ class Design(ABC):
         self.options = options
 
     def check_kernel(self, kern):
-        """Raise ``ValueError`` when this design cannot serve ``kern`` (default: any kernel)."""
+        """Raise ``ValueError`` when this design cannot serve ``kern`` (default: any kernel).
+
+        Parameters
+        ----------
+        kern : Kernel
+            The problem's kernel.
+        """
 
     def prepare(self, problem, cache, folds):
         """Work the folds of a cross-validation share, done once before they are
         dispatched (possibly to other processes); ``folds`` is a list of
-        ``(train, test)`` row indices."""
+        ``(train, test)`` row indices.
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem on all rows.
+        cache : FactorCache
+            Its cache.
+        folds : list of (ndarray, ndarray)
+            Training and held-out rows of each fold.
+        """
 
     @abstractmethod
     def majoriser(self, problem, cache) -> Majoriser:
         """The majoriser of ``problem`` (``cache`` holds work shared with other fits
-        on the same rows: see :class:`kerndwd.engine.cache.FactorCache`)."""
+        on the same rows: see :class:`kerndwd.engine.cache.FactorCache`).
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem to fit.
+        cache : FactorCache
+            Work shared with other fits on the same rows.
+
+        Returns
+        -------
+        Majoriser
+            Held to :class:`kerndwd.engine.contract.Majoriser`.
+        """
 
     def __repr__(self):
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
@@ -87,7 +155,43 @@ class Design(ABC):
 
 def register_design(cls):
     """Make ``cls`` (a :class:`Design` subclass) selectable by ``cls.name``;
-    usable as a class decorator."""
+    usable as a class decorator.
+
+    Once registered, ``fit``, ``cv``, ``tune`` and the estimators accept the
+    name through ``approx=`` or ``solver=`` (``cls.selected_by``).
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Design` subclass with its ``name`` and ``selected_by``.
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+
+    Raises
+    ------
+    TypeError
+        When ``cls`` is not a :class:`Design` subclass.
+
+    Examples
+    --------
+    >>> from kerndwd import engine
+    >>> engine.register_design(engine.NystroemDesign) is engine.NystroemDesign
+    True
+    >>> engine.register_design(object)
+    Traceback (most recent call last):
+    ...
+    TypeError: register_design takes a Design subclass, got <class 'object'>
+
+    A new design is registered where it is defined::
+
+        @engine.register_design
+        class MyFeatures(engine.FeatureDesign):
+            name = "myfeatures"
+            ...
+    """
     if not (isinstance(cls, type) and issubclass(cls, Design)):
         raise TypeError(f"register_design takes a Design subclass, got {cls!r}")
     _REGISTRY[cls.name] = cls
@@ -95,14 +199,71 @@ def register_design(cls):
 
 
 def design_names(selected_by=None):
-    """Names of the registered designs (those selected by ``selected_by`` only, when given)."""
+    """Names of the registered designs (those selected by ``selected_by`` only, when given).
+
+    Parameters
+    ----------
+    selected_by : {"approx", "solver"}, optional
+        Only the designs chosen through that argument of the faces.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> from kerndwd import engine
+    >>> engine.design_names("approx")
+    ['nystroem', 'rff']
+    >>> "exact" in engine.design_names("solver")
+    True
+    """
     return sorted(k for k, v in _REGISTRY.items() if selected_by in (None, v.selected_by))
 
 
 def make_design(name, kern, options, argument="solver", random_state=None):
     """The design registered as ``name`` under ``argument`` (``"approx"`` or
     ``"solver"``; ``name=None``: the exact kernel), its options validated
-    against ``kern``."""
+    against ``kern``.
+
+    Parameters
+    ----------
+    name : str or None
+        A registered design name; None for the exact kernel.
+    kern : Kernel
+        The problem's kernel.
+    options : dict
+        The design's keyword options.
+    argument : {"solver", "approx"}, default "solver"
+        The argument of the faces that named it.
+    random_state : int, numpy.random.Generator or None
+        The face's seed.
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    ValueError
+        An unknown name for ``argument``, or a kernel the design cannot serve.
+    TypeError
+        An option the design does not accept.
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> from kerndwd import engine
+    >>> d = engine.make_design("nystroem", kerndwd.rbfdot(sigma=1), {"n_components": 10},
+    ...                        argument="approx", random_state=0)
+    >>> d, d.selected_by
+    (NystroemDesign(n_components=10), 'approx')
+    >>> engine.make_design("nystroem", kerndwd.rbfdot(sigma=1), {})
+    Traceback (most recent call last):
+    ...
+    ValueError: solver must be one of ['bcd', 'exact'], got 'nystroem'
+    """
     if name is None:
         name = ExactDesign.name
     cls = _REGISTRY.get(name) if isinstance(name, str) else None
@@ -114,7 +275,36 @@ def make_design(name, kern, options, argument="solver", random_state=None):
 
 
 def build_majoriser(problem, cache):
-    """The majoriser of ``problem``, as its design builds it (held to the contract)."""
+    """The majoriser of ``problem``, as its design builds it (held to the contract).
+
+    Parameters
+    ----------
+    problem : Problem
+        A validated problem; its ``design`` builds the majoriser.
+    cache : FactorCache
+        Work shared with other fits on the same rows.
+
+    Returns
+    -------
+    Majoriser
+        Checked against :class:`kerndwd.engine.contract.Majoriser`.
+
+    Raises
+    ------
+    TypeError
+        When the design returns something that breaks the contract.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1])
+    >>> majoriser = engine.build_majoriser(problem, engine.FactorCache(X, problem.kern))
+    >>> majoriser.solver  # R's linear routine: n >= p
+    'ldwd'
+    """
     return check_majoriser(problem.design.majoriser(problem, cache), problem.design.name)
 
 
@@ -190,19 +380,83 @@ class FeatureDesign(Design):
     chunk by chunk on the workers by the map's ``transform`` and kept there
     (:func:`~kerndwd.engine.distributed.dask_feature_matrix`), whatever
     :meth:`feature_form` does in memory.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.Generator or None
+        The face's seed, for maps that draw.
+    **options
+        The design's keyword options, among :attr:`option_names`.
+
+    See Also
+    --------
+    kerndwd.engine.NystroemDesign, kerndwd.engine.FourierDesign
+
+    Examples
+    --------
+    Explicit quadratic features ``phi(x) = (x, x**2)``, fitted as a linear
+    DWD on them:
+
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> class Squares:
+    ...     def transform(self, rows):
+    ...         rows = np.asarray(rows)
+    ...         return np.hstack([rows, rows ** 2])
+    >>> class QuadraticDesign(engine.FeatureDesign):
+    ...     name = "quadratic"
+    ...     def fitted_map(self, X, kern):
+    ...         return Squares()
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2)); y = np.where((X ** 2).sum(axis=1) > 1.4, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [0.01], design=QuadraticDesign())
+    >>> result, majoriser = engine.fit_path(problem)
+    >>> result.alpha.shape  # intercept and four feature weights
+    (5, 1)
+    >>> f = majoriser.predictor.decision(X, result.alpha)[:, 0]
+    >>> bool(np.mean(np.sign(f) == y) > 0.9)  # a circle is linear in x**2
+    True
     """
 
     def feature_form(self, fmap, X, weighted):
         """The linear form of the features of the rows ``X``: by default the
         dense ``Phi = fmap.transform(X)`` (with ``Z = [1, Phi]`` kept when
-        unweighted).  Designs whose features need other storage override it."""
+        unweighted).  Designs whose features need other storage override it.
+
+        Parameters
+        ----------
+        fmap : object
+            A fitted map (from :meth:`fitted_map`).
+        X : ndarray, shape (n, p)
+            The rows.
+        weighted : bool
+            Whether the loss is weighted.
+
+        Returns
+        -------
+        Form
+            Held to :class:`kerndwd.engine.contract.Form`.
+        """
         Phi = fmap.transform(X)
         return LinearForm(Phi) if weighted else DenseLinearForm(Phi)
 
     @abstractmethod
     def fitted_map(self, X, kern):
         """A feature map fitted on the rows ``X``: an object whose
-        ``transform(rows)`` returns their features, shape (len(rows), m)."""
+        ``transform(rows)`` returns their features, shape (len(rows), m).
+
+        Parameters
+        ----------
+        X : ndarray or DaskRowsView, shape (n, p)
+            The training rows (a view that gathers rows for a Dask ``X``).
+        kern : Kernel
+            The problem's kernel.
+
+        Returns
+        -------
+        object
+            With a ``transform(rows)`` method.
+        """
 
     def majoriser(self, problem, cache):
         # a cache serves the fits of one problem, hence of this one design

@@ -563,6 +563,23 @@ class NystroemDesign(_StoredFeatureDesign):
         self.landmarks = method
 
     def components(self, n):
+        """The number of landmarks to fit on ``n`` rows.
+
+        Parameters
+        ----------
+        n : int
+            Rows of the fit.
+
+        Returns
+        -------
+        int
+            ``n_components``, or ``min(DEFAULT_N_COMPONENTS, n)`` when unset.
+
+        Raises
+        ------
+        ValueError
+            When ``n_components`` exceeds ``n`` (the landmarks are training rows).
+        """
         if self.n_components is None:
             return min(DEFAULT_N_COMPONENTS, n)
         if self.n_components > n:
@@ -621,6 +638,19 @@ class FourierDesign(_StoredFeatureDesign):
     name = "rff"
 
     def check_kernel(self, kern):
+        """Accept only kernels with a known spectral density.
+
+        Parameters
+        ----------
+        kern : Kernel
+            The problem's kernel.
+
+        Raises
+        ------
+        ValueError
+            For a kernel without a known spectral density (use
+            ``approx="nystroem"`` for those).
+        """
         if getattr(kern, "name", None) not in _SPECTRAL_SAMPLERS:
             raise ValueError(f"approx='rff' needs a kernel with a known spectral density "
                              f"({', '.join(sorted(_SPECTRAL_SAMPLERS))}), got kern={kern!r}; "

@@ -36,7 +36,48 @@ def register_method(name, fn, stop_rules=STOP_RULES, accelerates=True, remote_ro
     ``stop_rules`` are the stopping rules it implements, ``accelerates`` whether
     it takes the momentum option ``accelerate``, ``remote_rows`` whether it
     runs on rows that stay on a Dask cluster (per-row vectors as
-    :class:`kerndwd.engine.distributed.ChunkedRows`)."""
+    :class:`kerndwd.engine.distributed.ChunkedRows`).
+
+    Parameters
+    ----------
+    name : str
+        The name the faces accept as ``method=``.
+    fn : callable
+        ``fn(majoriser, problem) -> PathResult``.
+    stop_rules : tuple of str, default ("step", "kkt")
+        The stopping rules ``fn`` implements.
+    accelerates : bool, default True
+        Whether ``fn`` takes the momentum option ``accelerate``.
+    remote_rows : bool, default False
+        Whether ``fn`` runs on rows held by a Dask cluster.
+
+    Returns
+    -------
+    callable
+        ``fn`` itself.
+
+    Examples
+    --------
+    A path solver that runs the MM iteration and reports its passes:
+
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> def mm_counted(majoriser, problem):
+    ...     result = engine.mm_path(majoriser, problem)
+    ...     print("passes:", result.npass.tolist())
+    ...     return result
+    >>> engine.register_method("mm_counted", mm_counted, accelerates=False)  # doctest: +SKIP
+
+    (Registered, ``kerndwd.fit(..., method="mm_counted")`` would use it;
+    here it is called directly.)
+
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1])
+    >>> majoriser = engine.build_majoriser(problem, engine.FactorCache(X, problem.kern))
+    >>> result = mm_counted(majoriser, problem)
+    passes: [12, 26]
+    """
     _METHODS[name] = fn
     _SETTINGS[name] = (tuple(stop_rules), bool(accelerates))
     if remote_rows:
@@ -47,16 +88,67 @@ def register_method(name, fn, stop_rules=STOP_RULES, accelerates=True, remote_ro
 
 
 def runs_on_remote_rows(name):
-    """Whether the path solver ``name`` runs on rows held by a Dask cluster."""
+    """Whether the path solver ``name`` runs on rows held by a Dask cluster.
+
+    Parameters
+    ----------
+    name : str
+        A registered path solver.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from kerndwd import engine
+    >>> engine.runs_on_remote_rows("mm"), engine.runs_on_remote_rows("newton")
+    (True, False)
+    """
     return name in _REMOTE
 
 
 def method_names():
+    """Names of the registered path solvers (``method=``).
+
+    Returns
+    -------
+    list of str
+        Sorted.
+
+    Examples
+    --------
+    >>> from kerndwd import engine
+    >>> [m for m in engine.method_names() if m in ("mm", "newton")]
+    ['mm', 'newton']
+    """
     return sorted(_METHODS)
 
 
 def method_settings(name):
-    """``(stop_rules, accelerates)`` of a registered path solver (see :func:`register_method`)."""
+    """``(stop_rules, accelerates)`` of a registered path solver (see :func:`register_method`).
+
+    Parameters
+    ----------
+    name : str
+        A registered path solver.
+
+    Returns
+    -------
+    stop_rules : tuple of str
+    accelerates : bool
+
+    Raises
+    ------
+    KeyError
+        When ``name`` is not registered.
+
+    Examples
+    --------
+    >>> from kerndwd import engine
+    >>> engine.method_settings("newton")
+    (('kkt',), False)
+    """
     return _SETTINGS[name]
 
 
@@ -65,7 +157,28 @@ def default_method(stop, design=None, remote_rows=False):
     with the gradient rule (``stop="kkt"``), the MM iteration under R's rule
     (R's iterates, pass for pass).  A design whose ``path_methods`` (see
     :class:`kerndwd.engine.designs.Design`) leaves Newton out, and rows on a
-    Dask cluster (``remote_rows``), get the MM iteration."""
+    Dask cluster (``remote_rows``), get the MM iteration.
+
+    Parameters
+    ----------
+    stop : {"step", "kkt"}
+        The stopping rule.
+    design : Design, optional
+        The problem's design.
+    remote_rows : bool, default False
+        Whether the rows stay on a Dask cluster.
+
+    Returns
+    -------
+    str
+        A registered path solver.
+
+    Examples
+    --------
+    >>> from kerndwd import engine
+    >>> engine.default_method("kkt"), engine.default_method("step")
+    ('newton', 'mm')
+    """
     chosen = "newton" if stop == "kkt" else "mm"
     allowed = getattr(design, "path_methods", None)
     if (allowed is not None and chosen not in allowed) or (remote_rows and chosen not in _REMOTE):
@@ -81,6 +194,30 @@ def run_path(majoriser, problem):
     ``lambda / scale`` (the gradient tolerance likewise) and the result is
     reported at the caller's lambdas, objective and gradient norm; the
     scale is a power of two, so both conversions are exact.
+
+    Parameters
+    ----------
+    majoriser : Majoriser
+        From :func:`build_majoriser`.
+    problem : Problem
+        The problem it was built for.
+
+    Returns
+    -------
+    PathResult
+        At the caller's lambdas.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1])  # method="mm"
+    >>> majoriser = engine.build_majoriser(problem, engine.FactorCache(X, problem.kern))
+    >>> result = engine.run_path(majoriser, problem)
+    >>> result.lambdas.tolist(), result.jerr
+    ([1.0, 0.1], 0)
     """
     scale = majoriser.loss.scale
     if scale == 1.0:
@@ -100,7 +237,37 @@ def run_path(majoriser, problem):
 @dataclass
 class PathResult:
     """What :func:`mm_path` returns (coefficients intercept first, one column per
-    finished lambda)."""
+    finished lambda).
+
+    Every path solver returns one; :class:`kerndwd.DWDPath` is built from it.
+
+    Parameters
+    ----------
+    alpha : ndarray, shape (ncoef, L)
+        Intercept first, one column per finished lambda.
+    lambdas : ndarray, shape (L,)
+        The finished lambdas.
+    npass : ndarray of int, shape (nlambda,)
+        Iterations per requested lambda.
+    jerr : int
+        0, or ``-l`` when the budget ran out on the ``l``-th lambda (1-based).
+    objective, kkt : ndarray, shape (L,)
+        The objective and its gradient norm at each column.
+    unfinished : tuple or None
+        When ``jerr != 0``: ``(alpha, objective, kkt)`` of the last iterate at
+        the lambda the budget ran out on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1], maxit=20)
+    >>> result, _ = engine.fit_path(problem)  # 20 passes do not reach the second lambda
+    >>> result.jerr, result.alpha.shape, result.unfinished is not None
+    (-2, (4, 1), True)
+    """
 
     alpha: np.ndarray
     lambdas: np.ndarray
@@ -128,7 +295,42 @@ class PathResult:
 def evaluate(form, alpha, y, loss, lam):
     """Decision values ``f``, the objective ``F`` and its gradient with respect to
     ``(b0, theta)`` at intercept-first coefficients ``alpha``, with one product
-    by the form each way."""
+    by the form each way.
+
+    Parameters
+    ----------
+    form : Form
+        The problem's form (``majoriser.form``).
+    alpha : ndarray, shape (ncoef,)
+        Intercept first.
+    y : ndarray, shape (n,)
+        Labels in {-1, +1}.
+    loss : DWDLoss
+        The loss, with any weights.
+    lam : float
+        The penalty.
+
+    Returns
+    -------
+    f : ndarray, shape (n,)
+        Decision values.
+    value : float
+        The objective ``(1/n) sum w_i V_q(y_i f_i) + lam ||f||^2``.
+    grad : ndarray, shape (ncoef,)
+        Its gradient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-9)
+    >>> result, majoriser = engine.fit_path(problem)
+    >>> f, value, grad = engine.evaluate(majoriser.form, result.alpha[:, 0], y, majoriser.loss, 0.1)
+    >>> bool(np.linalg.norm(grad) <= 1e-9), bool(np.isclose(value, result.objective[0]))
+    (True, True)
+    """
     theta = alpha[1:]
     applied = form.apply(theta)
     f = alpha[0] + applied
@@ -171,6 +373,32 @@ def mm_path(majoriser, problem, callback=None):
 
     ``callback(l, lam, coord, f)``, when given, is called after each pass
     that moves to a new iterate (for tests that record the objective).
+
+    Parameters
+    ----------
+    majoriser : Majoriser
+        From :func:`build_majoriser`.
+    problem : Problem
+        The problem it was built for.
+    callback : callable, optional
+        ``callback(l, lam, coord, f)`` after each pass.
+
+    Returns
+    -------
+    PathResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1])
+    >>> majoriser = engine.build_majoriser(problem, engine.FactorCache(X, problem.kern))
+    >>> passes = []
+    >>> result = engine.mm_path(majoriser, problem, callback=lambda l, lam, coord, f: passes.append(l))
+    >>> result.npass.tolist(), len(passes) <= int(result.npass.sum())
+    ([12, 26], True)
     """
     loss, form = majoriser.loss, majoriser.form
     # a form whose rows live elsewhere (a Dask cluster) stores each new iterate's f there

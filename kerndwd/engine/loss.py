@@ -111,6 +111,26 @@ class DWDLoss:
     lipschitz : float
         ``M = (q + 1)^2 / q``, the bound of Lemma 2 on ``V_q''``: the curvature
         of every quadratic majoriser of the engine.
+
+    Parameters
+    ----------
+    q : float
+        The exponent, ``> 0`` (validated by the faces, not here).
+    weights : ndarray of shape (n,), optional
+        Observation weights as given; None for the unweighted problem.
+    scale : float, optional
+        The power of two to divide the weights by; default chosen from them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd.engine import DWDLoss
+    >>> loss = DWDLoss(1.0)
+    >>> loss.lipschitz, loss.value(np.array([-1.0, 0.5, 2.0])).tolist()
+    (4.0, [2.0, 0.5, 0.125])
+    >>> heavy = DWDLoss(1.0, np.full(3, 1e6))  # far from 1: kept divided by 2**20
+    >>> heavy.scale, heavy.weights.tolist() == [1e6 / 2**20] * 3
+    (1048576.0, True)
     """
 
     __slots__ = ("q", "weights", "lipschitz", "scale")
@@ -126,24 +146,74 @@ class DWDLoss:
         return self.weights is not None
 
     def value(self, margins):
-        """``V_q`` elementwise (unweighted)."""
+        """``V_q`` elementwise (unweighted).
+
+        Parameters
+        ----------
+        margins : ndarray
+            ``u_i = y_i f_i``.
+
+        Returns
+        -------
+        ndarray, shape of ``margins``
+        """
         return loss_values(margins, self.q)
 
     def deriv(self, margins):
-        """``V_q'`` elementwise (unweighted)."""
+        """``V_q'`` elementwise (unweighted).
+
+        Parameters
+        ----------
+        margins : ndarray
+            ``u_i = y_i f_i``.
+
+        Returns
+        -------
+        ndarray, shape of ``margins``
+        """
         return loss_derivs(margins, self.q)
 
     def values_and_derivs(self, margins):
-        """``(V_q, V_q')`` elementwise (unweighted): see :func:`loss_values_and_derivs`."""
+        """``(V_q, V_q')`` elementwise (unweighted): see :func:`loss_values_and_derivs`.
+
+        Parameters
+        ----------
+        margins : ndarray
+            ``u_i = y_i f_i``.
+
+        Returns
+        -------
+        values, derivs : ndarray, shape of ``margins``
+        """
         return loss_values_and_derivs(margins, self.q)
 
     def derivs_and_curvatures(self, margins):
-        """``(V_q', V_q'')`` elementwise (unweighted): see :func:`loss_derivs_and_curvatures`."""
+        """``(V_q', V_q'')`` elementwise (unweighted): see :func:`loss_derivs_and_curvatures`.
+
+        Parameters
+        ----------
+        margins : ndarray
+            ``u_i = y_i f_i``.
+
+        Returns
+        -------
+        derivs, curvatures : ndarray, shape of ``margins``
+        """
         return loss_derivs_and_curvatures(margins, self.q)
 
     def mean(self, margins):
         """The data term ``(1/n) sum_i w_i V_q(u_i)`` (divided by ``n``, not by the
-        total weight, as the R package does)."""
+        total weight, as the R package does).
+
+        Parameters
+        ----------
+        margins : ndarray
+            ``u_i = y_i f_i``.
+
+        Returns
+        -------
+        float
+        """
         values = loss_values(margins, self.q)
         if self.weights is not None:
             values = self.weights * values
@@ -151,7 +221,17 @@ class DWDLoss:
 
     def weighted_labels(self, y):
         """``w * y`` (``y`` itself when unweighted): the factor of ``V_q'`` in the
-        derivative of the data term with respect to ``f``."""
+        derivative of the data term with respect to ``f``.
+
+        Parameters
+        ----------
+        y : ndarray, shape (n,)
+            Labels in {-1, +1}.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
         return y if self.weights is None else self.weights * y
 
     def _same_scale(self, q, weights):
@@ -160,10 +240,31 @@ class DWDLoss:
         return out
 
     def subset(self, rows):
-        """The same loss on a subset of the observations (a CV fold), at the same scale."""
+        """The same loss on a subset of the observations (a CV fold), at the same scale.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            The observations kept.
+
+        Returns
+        -------
+        DWDLoss
+        """
         return self._same_scale(self.q, None if self.weights is None else self.weights[rows])
 
     def with_q(self, q):
+        """The same weights and scale with another exponent.
+
+        Parameters
+        ----------
+        q : float
+            The new exponent.
+
+        Returns
+        -------
+        DWDLoss
+        """
         return self._same_scale(q, self.weights)
 
     def __repr__(self):

@@ -68,6 +68,25 @@ class Problem:
     method : str
         The path solver (:func:`kerndwd.engine.loop.run_path`): ``"mm"``, the
         MM iteration, or another registered one.
+
+    Parameters
+    ----------
+    X, y, classes, lambdas, loss, kern, stop, eps, maxit, accelerate, gam, linear_rule, design, method
+        The attributes; the faces build a problem after validating their
+        input, and :meth:`from_arrays` builds one from trusted arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kerndwd import engine
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> problem = engine.Problem.from_arrays(X, y, [1.0, 0.1], q=2.0, stop="kkt")
+    >>> problem.n, problem.p, problem.loss.q, problem.design.name
+    (40, 3, 2.0, 'exact')
+    >>> fold = problem.subset(np.arange(30))  # a fold's training rows
+    >>> fold.n, fold.with_q(1.0).loss.q
+    (30, 1.0)
     """
 
     X: object
@@ -108,15 +127,58 @@ class Problem:
         return self.X.shape[1]
 
     def subset(self, rows):
-        """The problem on the rows ``rows`` (a fold's training part)."""
+        """The problem on the rows ``rows`` (a fold's training part).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            The rows kept.
+
+        Returns
+        -------
+        Problem
+        """
         return replace(self, X=self.X[rows], y=self.y[rows], loss=self.loss.subset(rows))
 
     def with_q(self, q):
+        """The same problem with the loss exponent ``q``.
+
+        Parameters
+        ----------
+        q : float
+            The exponent.
+
+        Returns
+        -------
+        Problem
+            ``self`` when ``q`` is already its exponent.
+        """
         return self if float(q) == self.loss.q else replace(self, loss=self.loss.with_q(q))
 
     def with_labels(self, y):
-        """The same problem for other +-1 labels (a one-vs-rest target)."""
+        """The same problem for other +-1 labels (a one-vs-rest target).
+
+        Parameters
+        ----------
+        y : ndarray, shape (n,)
+            Labels in {-1, +1}.
+
+        Returns
+        -------
+        Problem
+        """
         return replace(self, y=y)
 
     def with_lambdas(self, lambdas):
+        """The same problem along other lambdas.
+
+        Parameters
+        ----------
+        lambdas : array_like of float
+            Positive, decreasing.
+
+        Returns
+        -------
+        Problem
+        """
         return replace(self, lambdas=np.asarray(lambdas, dtype=float))
