@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 
 from ._scalars import check_integer, check_real
-from .engine import (GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names,
-                     method_settings, runs_on_remote_rows)
+from .engine import (GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, jerr_diverged, jerr_lambda,
+                     make_design, method_names, method_settings, runs_on_remote_rows)
 from .engine.distributed import is_dask_collection
 from .kernels import Kernel, rbfdot, sigest
 
@@ -367,8 +367,22 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
                    design=design, method=method)
 
 
+#: Why a lambda was abandoned with ``jerr = -(DIVERGED + l)`` (kerndwd.engine.loop.DIVERGED)
+DIVERGED_WHY = ("the iteration left the finite numbers (an objective, coefficient or decision value "
+                "overflowed: the lambda, the weights or the scale of X are at the edge of double precision)")
+
+
 def warn_not_converged(jerr, lambdas, maxit):
-    l = -jerr
+    l = jerr_lambda(jerr)
+    if jerr_diverged(jerr):
+        warnings.warn(
+            f"fitting lambda #{l} = {lambdas[l - 1]:.6g} was abandoned: {DIVERGED_WHY}; "
+            f"the {l - 1} finished lambda(s) are returned (jerr={jerr}). Rescale X or the weights, "
+            "or use larger lambdas",
+            DWDConvergenceWarning,
+            stacklevel=3,
+        )
+        return
     warnings.warn(
         f"maxit={maxit} iterations (a budget for the whole path) ran out while fitting "
         f"lambda #{l} = {lambdas[l - 1]:.6g}, or rounding held the gradient above eps there; "
@@ -383,9 +397,11 @@ def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
     bad = np.flatnonzero(jerr)
     if bad.size:
         where = "" if q is None else f" (q={q:g})"
-        detail = ", ".join(f"fold {k + 1} at lambda #{-jerr[k]} = {lambdas[-jerr[k] - 1]:.6g}" for k in bad)
+        detail = ", ".join(f"fold {k + 1} at lambda #{jerr_lambda(jerr[k])} = {lambdas[jerr_lambda(jerr[k]) - 1]:.6g}"
+                           + (" (non-finite: abandoned)" if jerr_diverged(jerr[k]) else "") for k in bad)
         warnings.warn(
-            f"maxit={maxit} iterations ran out (or rounding held the gradient above eps){where}: {detail}; "
+            f"maxit={maxit} iterations ran out (or rounding held the gradient above eps, or the iteration "
+            f"overflowed){where}: {detail}; "
             "their held-out predictions at "
             "that lambda and smaller ones are missing and left out of cvm and cvsd",
             DWDConvergenceWarning,

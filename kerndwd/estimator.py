@@ -23,6 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from ._checks import (
+    DIVERGED_WHY,
     DWDConvergenceWarning,
     check_design,
     check_lambdas,
@@ -32,7 +33,7 @@ from ._checks import (
     check_stop,
     warn_folds,
 )
-from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, run_path
+from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, jerr_diverged, run_path
 from .calibration import fit_platt, platt_probability
 from .engine import crossval as core
 from .engine.distributed import is_dask_collection
@@ -525,7 +526,15 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         cols, npass, kkt, obj = [], [], [], []
         for y_pm in targets:
             res = run_path(majoriser, problem.with_labels(y_pm))
-            if res.jerr:
+            if res.jerr and jerr_diverged(res.jerr):
+                # the iteration overflowed: unfinished holds the (finite) starting point
+                alpha, value, grad_norm = res.unfinished
+                warnings.warn(
+                    f"DWD was abandoned at lambd={problem.lambdas[0]:g}: {DIVERGED_WHY}; the starting point "
+                    "(the zero model) is kept. Rescale X or sample_weight, or increase lambd.",
+                    DWDConvergenceWarning, stacklevel=3,
+                )
+            elif res.jerr:
                 # the budget ran out: keep the last iterate, as scikit-learn's solvers do
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(

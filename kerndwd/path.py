@@ -42,7 +42,13 @@ class DWDPath(RNamed):
         Iterations per requested lambda (0 after a failure): MM passes, or
         Newton iterations with ``method="newton"``.
     jerr : int
-        0, or ``-l`` when ``maxit`` ran out on the ``l``-th lambda (1-based).
+        0, or ``-l`` when ``maxit`` ran out on the ``l``-th lambda (1-based),
+        or ``-(10000 + l)`` when the iteration at the ``l``-th lambda left the
+        finite numbers (an objective, coefficient or decision value overflowed:
+        a lambda, weights or a scale of ``X`` at the edge of double precision)
+        and was abandoned (glmnet's range for its other path errors).  Either
+        way a :class:`DWDConvergenceWarning` says which, and the ``l - 1``
+        finished columns are returned, all finite.
     kern, qval, wt, eps, maxit, stop
         What was fitted and how.
     solver : str

@@ -15,11 +15,41 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 __all__ = ["PathResult", "mm_path", "evaluate", "run_path", "register_method", "method_names", "default_method",
-           "runs_on_remote_rows", "method_settings", "STOP_RULES"]
+           "runs_on_remote_rows", "method_settings", "STOP_RULES", "DIVERGED", "diverged_jerr", "jerr_lambda",
+           "jerr_diverged", "all_finite"]
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
 #: optimality criterion (norm of the gradient of ``F`` below ``eps``).
 STOP_RULES = ("step", "kkt")
+
+#: ``jerr = -(DIVERGED + l)``: the iteration at the ``l``-th lambda (1-based) left
+#: the finite numbers (an objective, coefficient or decision value overflowed:
+#: lambdas near the underflow of 2 n lambda, weights or scales at the edges of
+#: double precision) and was abandoned; ``jerr = -l`` is the budget running out.
+#: The offset follows glmnet's ``-10000 - k`` for its other non-fatal path errors.
+DIVERGED = 10000
+
+
+def diverged_jerr(l):
+    """``jerr`` for the ``l``-th lambda (0-based) abandoned as non-finite."""
+    return -(DIVERGED + l + 1)
+
+
+def jerr_lambda(jerr):
+    """The 1-based index of the lambda a nonzero ``jerr`` stopped on."""
+    l = -int(jerr)
+    return l - DIVERGED if l > DIVERGED else l
+
+
+def jerr_diverged(jerr):
+    """Whether ``jerr`` says the iteration left the finite numbers (not the budget)."""
+    return -int(jerr) > DIVERGED
+
+
+def all_finite(*parts):
+    """Whether every number of the scalars and arrays ``parts`` is finite."""
+    return all(bool(np.isfinite(x).all()) for x in parts)
+
 
 #: Path solvers by name: ``fn(majoriser, problem) -> PathResult``.  Every one
 #: runs on a majoriser (its form, loss and predictor) along the problem's
@@ -171,7 +201,19 @@ def mm_path(majoriser, problem, callback=None):
 
     ``callback(l, lam, coord, f)``, when given, is called after each pass
     that moves to a new iterate (for tests that record the objective).
+
+    A lambda whose iterate leaves the finite numbers (a non-finite step, or
+    objective, coefficients or gradient at its end: an overflow at the edges
+    of double precision) is abandoned with ``jerr = -(DIVERGED + l)``; the
+    finished lambdas are returned and ``unfinished`` holds the lambda's
+    (finite) starting point.  Overflow inside the loop is therefore expected
+    and silenced here, never returned.
     """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _mm_path(majoriser, problem, callback)
+
+
+def _mm_path(majoriser, problem, callback):
     loss, form = majoriser.loss, majoriser.form
     # a form whose rows live elsewhere (a Dask cluster) stores each new iterate's f there
     keep_rows = getattr(form, "keep_rows", _where_it_is)
@@ -193,6 +235,7 @@ def mm_path(majoriser, problem, callback=None):
 
     for l, lam in enumerate(lambdas):
         step_fn = majoriser.at_lambda(lam)
+        start = coord.copy()  # finite: what is reported should this lambda leave the finite numbers
         if accelerate:
             coord_prev, f_prev, t = coord.copy(), f.copy(), 1.0
             obj = current_objective(coord, f, lam)
@@ -212,6 +255,9 @@ def mm_path(majoriser, problem, callback=None):
                 step, df, grad_sq = step_fn(z, base)
             npass[l] += 1
             total += 1
+            if not np.isfinite(step).all():
+                jerr = diverged_jerr(l)
+                break
             if check_gradient and grad_sq <= eps * eps:
                 # Confirm on decision values recomputed from the coefficients: the
                 # running ones drift by rounding over many passes, which matters
@@ -253,10 +299,15 @@ def mm_path(majoriser, problem, callback=None):
                 break
             if not check_gradient and step @ step < eps:
                 break
-        if done is None:
+        if done is None and not (jerr and jerr_diverged(jerr)):
             alpha = majoriser.to_alpha(coord)
             _, value, g = evaluate(form, alpha, y, loss, lam)
             done = (alpha, value, g)
+            if not all_finite(alpha, value, g):
+                jerr = diverged_jerr(l)
+        if jerr and jerr_diverged(jerr):
+            alpha = majoriser.to_alpha(start)
+            done = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
         if jerr:
             unfinished = done
             break

@@ -70,7 +70,7 @@ import numpy as np
 from scipy import linalg
 
 from .forms import KernelForm, LinearForm, SparseLinearForm
-from .loop import PathResult, evaluate, register_method
+from .loop import PathResult, all_finite, diverged_jerr, evaluate, jerr_diverged, register_method
 
 __all__ = ["newton_path", "NewtonSystem", "LinearNewton", "SparseLinearNewton", "KernelNewton",
            "newton_system", "LM_START", "ARMIJO", "HEAD_FRACTION", "HEAD_MAX"]
@@ -518,6 +518,13 @@ def newton_path(majoriser, problem, callback=None):
     """
     if problem.stop != "kkt":
         raise ValueError(f"method='newton' stops on the gradient (stop='kkt'), got stop={problem.stop!r}")
+    # a lambda whose iterate leaves the finite numbers is abandoned (jerr = -(DIVERGED + l),
+    # see kerndwd.engine.loop): overflow on the way there is expected, and never returned
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _newton_path(majoriser, problem, callback)
+
+
+def _newton_path(majoriser, problem, callback):
     loss, form = majoriser.loss, majoriser.form
     system = newton_system(majoriser)
     y, lambdas, eps, maxit = problem.y, problem.lambdas, problem.eps, problem.maxit
@@ -549,6 +556,7 @@ def newton_path(majoriser, problem, callback=None):
 
     damping = LM_START
     for l, lam in enumerate(lambdas):
+        start = x.copy()  # finite: what is reported should this lambda leave the finite numbers
         system.set_lambda(lam, curvature_bound)
         metric = system.scale.copy()  # the diagonal of the majoriser's Hessian (divided by n)
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
@@ -560,6 +568,9 @@ def newton_path(majoriser, problem, callback=None):
         settled = 0
         while True:
             gnorm = float(np.linalg.norm(g))
+            if not (np.isfinite(gnorm) and np.isfinite(F)):
+                jerr = diverged_jerr(l)
+                break
             moved = system.stationary(x, z, g, lam, eps) if settled < STATIONARY_LIMIT else None
             if moved is not None:  # coordinates along which F is concave: to their stationary point
                 settled += 1
@@ -573,7 +584,7 @@ def newton_path(majoriser, problem, callback=None):
                 # confirm on decision values recomputed from the coefficients
                 alpha = system.to_alpha(x)
                 f_exact, value, grad = evaluate(form, alpha, y, loss, lam)
-                if grad @ grad <= eps * eps:
+                if grad @ grad <= eps * eps and all_finite(alpha, value):
                     done = (alpha, value, grad)
                     break
                 f = system.decision(x)
@@ -607,8 +618,12 @@ def newton_path(majoriser, problem, callback=None):
                 jerr = -(l + 1)
                 break
         if jerr:
-            alpha = system.to_alpha(x)
+            alpha = system.to_alpha(start if jerr_diverged(jerr) else x)
             unfinished = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
+            if not all_finite(*unfinished):  # the budget ran out on a non-finite iterate
+                jerr = diverged_jerr(l)
+                alpha = system.to_alpha(start)
+                unfinished = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
             break
         finished.append(done)
     return PathResult.collect(finished, lambdas, npass, jerr, system.ncoef, unfinished)
