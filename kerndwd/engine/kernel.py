@@ -20,6 +20,7 @@ from scipy import linalg
 
 from .contract import Majoriser
 from .forms import KernelForm
+from .linear import spd_solver
 
 __all__ = ["KernelEigen", "KernelCholesky"]
 
@@ -105,14 +106,14 @@ class KernelCholesky(Majoriser):
         n, M, K = self.n, self.loss.lipschitz, self.form.K
         P = self.A.copy()
         P[1:, 1:] += lam * self.B
-        factor = linalg.cho_factor(P, lower=False, check_finite=False)
+        solve = spd_solver(P)
         two_n_lam = 2.0 * n * lam
 
         def step_fn(z, coord):
             rhs = np.empty(self.ncoef)
             rhs[0] = z.sum()
             rhs[1:] = K @ (z + two_n_lam * coord[1:])
-            step = -linalg.cho_solve(factor, rhs, check_finite=False) / M
+            step = -solve(rhs) / M
             return step, step[0] + K @ step[1:], rhs @ rhs / (n * n)
 
         return step_fn
