@@ -20,7 +20,7 @@ from scipy import linalg
 
 from .contract import Majoriser
 from .forms import KernelForm
-from .linear import spd_solver
+from .linear import check_finite_majoriser, spd_solver
 
 __all__ = ["KernelEigen", "KernelCholesky"]
 
@@ -89,12 +89,14 @@ class KernelCholesky(Majoriser):
         self.form = KernelForm(K)
         self.predictor = predictor
         w = loss.weights
-        Kw = K @ w
         A = np.empty((n + 1, n + 1))
-        A[0, 0] = w.sum()
-        A[0, 1:] = Kw
-        A[1:, 0] = Kw
-        A[1:, 1:] = K @ (w[:, None] * K)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Kw = K @ w
+            A[0, 0] = w.sum()
+            A[0, 1:] = Kw
+            A[1:, 0] = Kw
+            A[1:, 1:] = K @ (w[:, None] * K)
+        check_finite_majoriser(A)
         A[np.diag_indices(n + 1)] += gam
         self.A = A
         self.B = (2.0 * n / loss.lipschitz) * K

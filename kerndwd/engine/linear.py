@@ -22,7 +22,7 @@ from scipy import linalg
 from .contract import LinearPenalty, Majoriser
 from .predictors import LinearPredictor
 
-__all__ = ["LinearEigen", "LinearCholesky", "LARGE_PENALTY", "spd_solver"]
+__all__ = ["LinearEigen", "LinearCholesky", "LARGE_PENALTY", "spd_solver", "check_finite_majoriser"]
 
 #: :class:`LinearEigen` factorises the bordered majoriser directly once
 #: ``c = 2 n lambda / M`` exceeds this multiple of the largest eigenvalue of
@@ -30,6 +30,14 @@ __all__ = ["LinearEigen", "LinearCholesky", "LARGE_PENALTY", "spd_solver"]
 #: about ``1e-16 c / ||Z'Z||`` in the intercept's coupling); below it, as on
 #: every path R's default grid reaches, the eigenbasis route is used.
 LARGE_PENALTY = 1e6
+
+
+def check_finite_majoriser(A):
+    """Refuse a weighted majoriser ``Z'WZ`` (or ``K W K``) that overflowed."""
+    if not np.isfinite(A).all():
+        raise ValueError("X (its squared entries, or its kernel matrix's) times the weights overflows double "
+                         "precision in the majoriser Z'WZ: the weights span too many decades for this scale of X; "
+                         "rescale X or the weights (wt, sample_weight, class_weight: only their ratios matter)")
 
 
 def spd_solver(P):
@@ -161,7 +169,9 @@ class LinearCholesky(LinearPenalty, Majoriser):
         self.loss = loss
         self.form = form
         self.predictor = LinearPredictor(form.p) if predictor is None else predictor
-        A = form.gram(loss.weights)
+        with np.errstate(over="ignore", invalid="ignore"):
+            A = form.gram(loss.weights)
+        check_finite_majoriser(A)
         A[np.diag_indices(self.ncoef)] += gam
         self.A = A
 

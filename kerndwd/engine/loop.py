@@ -46,6 +46,17 @@ def jerr_diverged(jerr):
     return -int(jerr) > DIVERGED
 
 
+def stable_norm(v):
+    """The 2-norm of ``v``, without overflow for entries beyond 1e154 (numpy's
+    ``norm`` squares them first); exactly ``np.linalg.norm`` otherwise."""
+    with np.errstate(over="ignore"):
+        out = float(np.linalg.norm(v))
+    if out == np.inf and np.isfinite(v).all():
+        top = float(np.abs(v).max())
+        out = top * float(np.linalg.norm(np.asarray(v) / top))
+    return out
+
+
 def all_finite(*parts):
     """Whether every number of the scalars and arrays ``parts`` is finite."""
     return all(bool(np.isfinite(x).all()) for x in parts)
@@ -147,12 +158,12 @@ class PathResult:
         """The result of a path solver from its finished columns, each
         ``(alpha, objective, gradient)`` evaluated exactly, in lambda order;
         ``unfinished`` is the same triple for the lambda it stopped on."""
-        kkt = [float(np.linalg.norm(g)) for _, _, g in finished]
+        kkt = [stable_norm(g) for _, _, g in finished]
         return cls(alpha=np.column_stack([a for a, _, _ in finished]) if finished else np.zeros((ncoef, 0)),
                    lambdas=np.asarray(lambdas[:len(finished)], dtype=float), npass=npass, jerr=jerr,
                    objective=np.asarray([v for _, v, _ in finished]), kkt=np.asarray(kkt),
                    unfinished=None if unfinished is None else
-                   (unfinished[0], unfinished[1], float(np.linalg.norm(unfinished[2]))))
+                   (unfinished[0], unfinished[1], stable_norm(unfinished[2])))
 
 
 def evaluate(form, alpha, y, loss, lam):

@@ -70,7 +70,7 @@ import numpy as np
 from scipy import linalg
 
 from .forms import KernelForm, LinearForm, SparseLinearForm
-from .loop import PathResult, all_finite, diverged_jerr, evaluate, jerr_diverged, register_method
+from .loop import PathResult, all_finite, diverged_jerr, evaluate, jerr_diverged, register_method, stable_norm
 
 __all__ = ["newton_path", "NewtonSystem", "LinearNewton", "SparseLinearNewton", "KernelNewton",
            "newton_system", "LM_START", "ARMIJO", "HEAD_FRACTION", "HEAD_MAX"]
@@ -179,6 +179,8 @@ def _cholesky(H, floor):
         factor, info = linalg.lapack.dpotrf(H, lower=False, clean=False, overwrite_a=False)
         if info == 0:
             return factor
+        if not (np.isfinite(H).all() and weight < 1e300):  # overflowed: no weight makes it factorise
+            raise FloatingPointError("the Newton system is not finite")
         step = max(weight, 1e-12)
         _diagonal(H)[:] += step * floor
         weight += step
@@ -567,7 +569,7 @@ def _newton_path(majoriser, problem, callback):
         best, stalled = np.inf, 0
         settled = 0
         while True:
-            gnorm = float(np.linalg.norm(g))
+            gnorm = stable_norm(g)
             if not (np.isfinite(gnorm) and np.isfinite(F)):
                 jerr = diverged_jerr(l)
                 break
@@ -594,7 +596,11 @@ def _newton_path(majoriser, problem, callback):
             npass[l] += 1
             nu = float(np.sqrt((g * g) @ inv_metric))
             mu = min(1.0, damping * nu)
-            step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)))
+            try:
+                step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)))
+            except FloatingPointError:  # the curvature overflowed
+                jerr = diverged_jerr(l)
+                break
             slope = float(g @ step)
             pen1, pen2 = system.cross_penalty(x, step)
             found = (_line_search(loss, y, w_n, wy_n, f, df, F, slope, lam, pen, pen1, pen2)
