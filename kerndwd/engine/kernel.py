@@ -53,7 +53,15 @@ class KernelEigen(Majoriser):
     def at_lambda(self, lam):
         n, M, U, e = self.n, self.loss.lipschitz, self.U, self.e
         two_n_lam = 2.0 * n * lam
-        d = 1.0 / (self.e_gam + two_n_lam / M)  # eigenvalues of S = (K + gam I + c I)^-1
+        shift = self.e_gam + two_n_lam / M
+        d = 1.0 / shift  # eigenvalues of S = (K + gam I + c I)^-1
+        # An eigenvalue of K below -(gam + c)/2 is rounding of a semidefinite K (entries of
+        # 1e24, say, leave eigenvalues of +-1e8 in its null space): there the majoriser would
+        # be indefinite and its step climb.  Those directions are left where they are (the
+        # majoriser restricted to the others still majorises); no ordinary K comes near.
+        frozen = self.e < -0.5 * (self.e_gam - self.e + two_n_lam / M)
+        if frozen.any():
+            d[frozen] = 0.0
         s_e = d * self.U1  # S 1 in the eigenbasis
         v_e = self.e_gam * s_e  # (K + gam I) S 1
         # g = 1 / (n - 1'v) = 1 / (sum_i U1_i^2 c d_i) with c = 2 n lambda / M

@@ -114,6 +114,11 @@ def default_method(stop, design=None, remote_rows=False):
     return chosen
 
 
+#: The largest lambda a path solver is run at (kerndwd._checks.MAX_LAMBDA checks the
+#: caller's lambdas against the same bound; rescaled weights can carry them past it)
+MAX_INNER_LAMBDA = 1e200
+
+
 def run_path(majoriser, problem):
     """Fit ``problem`` along its lambdas with its path solver (``problem.method``).
 
@@ -126,7 +131,15 @@ def run_path(majoriser, problem):
     scale = majoriser.loss.scale
     if scale == 1.0:
         return _METHODS[problem.method](majoriser, problem)
-    inner = replace(problem, lambdas=problem.lambdas / scale,
+    with np.errstate(over="ignore"):
+        inner_lambdas = problem.lambdas / scale
+    if not (inner_lambdas <= MAX_INNER_LAMBDA).all():
+        raise ValueError(f"lambdas up to {problem.lambdas.max():.3g} with weights of scale {scale:.3g} (their "
+                         f"geometric mean) act as lambdas up to {inner_lambdas.max():.3g}, beyond "
+                         f"{MAX_INNER_LAMBDA:g} where 2 n lambda overflows (any lambda that large gives the "
+                         "intercept-only fit): use smaller lambdas or rescale the weights (only ratios of "
+                         "weights to lambdas matter)")
+    inner = replace(problem, lambdas=inner_lambdas,
                     eps=problem.eps / scale if problem.stop == "kkt" else problem.eps)
     result = _METHODS[problem.method](majoriser, inner)
     result.lambdas = result.lambdas * scale

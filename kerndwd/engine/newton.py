@@ -374,7 +374,7 @@ class KernelNewton(NewtonSystem):
             return None
         rows = self.concave + 1
         concave_sq = float(g[rows] @ g[rows])
-        if concave_sq <= (1e-4 * eps) ** 2 or g @ g - concave_sq > 0.25 * eps * eps:
+        if concave_sq <= (1e-4 * eps) * (1e-4 * eps) or g @ g - concave_sq > 0.25 * eps * eps:
             return None
         basis = self.U[:, self.concave]
         moved = x.copy()
