@@ -42,6 +42,9 @@ class KernelEigen(Majoriser):
         self.predictor = predictor
         self.e, self.U = linalg.eigh(K) if eig is None else eig
         self.e_gam = self.e + gam
+        self.gam = gam
+        #: the rounding level of the eigenvalues of K
+        self.noise = n * np.finfo(float).eps * float(np.abs(self.e).max(initial=0.0))
         self.U1 = self.U.T @ np.ones(n)
 
     def to_alpha(self, coord):
@@ -53,13 +56,17 @@ class KernelEigen(Majoriser):
     def at_lambda(self, lam):
         n, M, U, e = self.n, self.loss.lipschitz, self.U, self.e
         two_n_lam = 2.0 * n * lam
-        shift = self.e_gam + two_n_lam / M
-        d = 1.0 / shift  # eigenvalues of S = (K + gam I + c I)^-1
-        # An eigenvalue of K below -(gam + c)/2 is rounding of a semidefinite K (entries of
-        # 1e24, say, leave eigenvalues of +-1e8 in its null space): there the majoriser would
-        # be indefinite and its step climb.  Those directions are left where they are (the
-        # majoriser restricted to the others still majorises); no ordinary K comes near.
-        frozen = self.e < -0.5 * (self.e_gam - self.e + two_n_lam / M)
+        ridge = self.gam + two_n_lam / M  # gam + c
+        d = 1.0 / (self.e_gam + two_n_lam / M)  # eigenvalues of S = (K + gam I + c I)^-1
+        # Rounding leaves eigenvalues of size n eps max|e| in the null space of a semidefinite
+        # K (entries of 1e24 leave +-1e8).  Where that noise reaches half of gam + c, the
+        # majoriser's curvature there is unknown (and below zero it would climb): those
+        # directions, and any eigenvalue below -(gam + c)/2, are left where they are (the
+        # majoriser restricted to the others still majorises).  Ordinary kernel matrices
+        # (noise ~1e-12 against gam = 1e-7) never come near.
+        frozen = self.e < -0.5 * ridge
+        if self.noise >= 0.5 * ridge:
+            frozen |= np.abs(self.e) <= self.noise
         if frozen.any():
             d[frozen] = 0.0
         s_e = d * self.U1  # S 1 in the eigenbasis
