@@ -22,7 +22,8 @@ from .kernels import Kernel, rbfdot, sigest
 class DWDConvergenceWarning(UserWarning):
     """A path stopped before its tolerance: the ``maxit`` budget ran out, or
     rounding held the gradient above ``eps`` (an ``eps`` tighter than the
-    data's precision allows)."""
+    data's precision allows), both ``jerr = -l``; or the iteration left the
+    finite numbers and the lambda was abandoned (``jerr = -(10000 + l)``)."""
 
 
 #: Largest magnitude accepted in X: inner products of rows (p terms of up to
@@ -200,6 +201,9 @@ def check_lambdas(lambdas, n, name="lambdas"):
     if lam.max() > MAX_LAMBDA:
         raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {lam.max():.3g}): 2 n lambda would overflow, "
                          "and any lambda that large gives the intercept-only fit")
+    if lam.min() < np.finfo(float).tiny:
+        raise ValueError(f"{name} must be at least {np.finfo(float).tiny:.3g} (the smallest normal double), "
+                         f"got {lam.min():.3g}: below it lambda carries no precision")
     return np.sort(lam)[::-1].copy()
 
 

@@ -310,8 +310,8 @@ def fit_problem(problem, cache=None, warn=True):
     path = DWDPath(result, problem, majoriser)
     if problem.stop == "step" and path.lambda_.size:
         loss = majoriser.loss  # its weights may be rescaled: bound at lambda/scale, times scale
-        bound = objective_gap_bounds(majoriser.form, path.alpha, problem.y, loss, path.lambda_ / loss.scale)
-        with np.errstate(over="ignore"):  # a bound beyond the largest double is inf: "not excluded"
+        with np.errstate(over="ignore", divide="ignore"):  # a bound beyond the largest double is inf: "not excluded"
+            bound = objective_gap_bounds(majoriser.form, path.alpha, problem.y, loss, path.lambda_ / loss.scale)
             path.gap_bound = loss.scale * bound
         if warn:
             warn_far_from_optimal(path)

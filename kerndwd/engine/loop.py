@@ -131,8 +131,13 @@ def run_path(majoriser, problem):
     scale = majoriser.loss.scale
     if scale == 1.0:
         return _METHODS[problem.method](majoriser, problem)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         inner_lambdas = problem.lambdas / scale
+    if not (inner_lambdas >= np.finfo(float).tiny).all():
+        raise ValueError(f"lambdas down to {problem.lambdas.min():.3g} with weights of scale {scale:.3g} (their "
+                         f"geometric mean) act as lambdas down to {inner_lambdas.min():.3g}, below the smallest "
+                         "normal double (2.2e-308): use larger lambdas or rescale the weights (only ratios of "
+                         "weights to lambdas matter)")
     if not (inner_lambdas <= MAX_INNER_LAMBDA).all():
         raise ValueError(f"lambdas up to {problem.lambdas.max():.3g} with weights of scale {scale:.3g} (their "
                          f"geometric mean) act as lambdas up to {inner_lambdas.max():.3g}, beyond "
