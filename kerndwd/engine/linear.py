@@ -105,11 +105,30 @@ class LinearEigen(LinearPenalty, Majoriser):
         correction for the intercept (no factorisation per lambda)."""
         M, V = self.loss.lipschitz, self.evecs
         dq = 1.0 / (self.evals + c)
+        # Rounding leaves eigenvalues of size max(n, p) eps ||Z'Z|| in the null space of
+        # Z'Z (rows of 1e8 leave hundreds, of either sign).  Where that noise reaches half
+        # of gam + c the majoriser's curvature there is unknown (below zero its step would
+        # climb): those directions, and any eigenvalue below -(gam + c)/2, are left where
+        # they are; the majoriser restricted to the others still majorises, and the
+        # Sherman-Morrison identity below holds on that subspace with the frozen
+        # directions' share of e0 added to its denominator.  Ordinary data (noise ~1e-12
+        # against gam = 1e-7) never come near.
+        raw, ridge = self.evals - self._gam, self._gam + c
+        noise = max(self.n, self.ncoef) * np.finfo(float).eps * float(np.abs(raw).max(initial=0.0))
+        frozen = raw < -0.5 * ridge
+        if noise >= 0.5 * ridge:
+            frozen |= np.abs(raw) <= noise
+        Qe0 = None
+        if frozen.any():
+            dq[frozen] = 0.0
+            frozen_share = float((V[0, frozen] * V[0, frozen]).sum())
+            sm = c / ((V[0] * V[0]) @ (self.evals * dq) + frozen_share)
+        else:
+            # Sherman-Morrison factor for the unpenalised intercept, c / (1 - c e0'Q e0):
+            # the denominator is sum_i V0i^2 evals_i / (evals_i + c) (the rows of V
+            # have unit norm), a sum of positive terms, so no cancellation at large c
+            sm = c / ((V[0] * V[0]) @ (self.evals * dq))
         Qe0 = V @ (dq * V[0])
-        # Sherman-Morrison factor for the unpenalised intercept, c / (1 - c e0'Q e0):
-        # the denominator is sum_i V0i^2 evals_i / (evals_i + c) (the rows of V
-        # have unit norm), a sum of positive terms, so no cancellation at large c
-        sm = c / ((V[0] * V[0]) @ (self.evals * dq))
         # -(1/M) P^-1 as one small matrix: the eigenbasis (no refactorisation
         # per lambda) plus the rank-one correction for the intercept
         step_matrix = (V * dq) @ V.T
