@@ -372,8 +372,9 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
 
 
 #: Why a lambda was abandoned with ``jerr = -(DIVERGED + l)`` (kerndwd.engine.loop.DIVERGED)
-DIVERGED_WHY = ("the iteration left the finite numbers (an objective, coefficient or decision value "
-                "overflowed: the lambda, the weights or the scale of X are at the edge of double precision)")
+DIVERGED_WHY = ("the iteration left the finite numbers or raised the objective it must lower (an objective, "
+                "coefficient or decision value overflowed, or rounding took over: the lambda, the weights or the "
+                "scale of X or of the kernel are at the edge of double precision)")
 
 
 def warn_not_converged(jerr, lambdas, maxit):

@@ -57,6 +57,17 @@ def stable_norm(v):
     return out
 
 
+#: MM and Newton never raise the objective: a lambda that ends above its start by
+#: more than this (relative) was carried off by rounding (a majoriser whose
+#: coupling of the intercept cancels, at scales near the edge of double precision)
+CLIMB_TOLERANCE = 1e-6
+
+
+def climbed(end, start):
+    """Whether the objective ``end`` of a lambda lies above its ``start`` beyond rounding."""
+    return end > start + CLIMB_TOLERANCE * abs(start)
+
+
 def all_finite(*parts):
     """Whether every number of the scalars and arrays ``parts`` is finite."""
     return all(bool(np.isfinite(x).all()) for x in parts)
@@ -233,7 +244,8 @@ def mm_path(majoriser, problem, callback=None):
 
     A lambda whose iterate leaves the finite numbers (a non-finite step, or
     objective, coefficients or gradient at its end: an overflow at the edges
-    of double precision) is abandoned with ``jerr = -(DIVERGED + l)``; the
+    of double precision), or ends with an objective above the one it started
+    from (which MM never does; rounding did) is abandoned with ``jerr = -(DIVERGED + l)``; the
     finished lambdas are returned and ``unfinished`` holds the lambda's
     (finite) starting point.  Overflow inside the loop is therefore expected
     and silenced here, never returned.
@@ -265,6 +277,7 @@ def _mm_path(majoriser, problem, callback):
     for l, lam in enumerate(lambdas):
         step_fn = majoriser.at_lambda(lam)
         start = coord.copy()  # finite: what is reported should this lambda leave the finite numbers
+        start_objective = current_objective(coord, f, lam)
         if accelerate:
             coord_prev, f_prev, t = coord.copy(), f.copy(), 1.0
             obj = current_objective(coord, f, lam)
@@ -334,6 +347,8 @@ def _mm_path(majoriser, problem, callback):
             done = (alpha, value, g)
             if not all_finite(alpha, value, g):
                 jerr = diverged_jerr(l)
+        if not (jerr and jerr_diverged(jerr)) and climbed(done[1], start_objective):
+            jerr = diverged_jerr(l)
         if jerr and jerr_diverged(jerr):
             alpha = majoriser.to_alpha(start)
             done = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]

@@ -70,7 +70,8 @@ import numpy as np
 from scipy import linalg
 
 from .forms import KernelForm, LinearForm, SparseLinearForm
-from .loop import PathResult, all_finite, diverged_jerr, evaluate, jerr_diverged, register_method, stable_norm
+from .loop import (PathResult, all_finite, climbed, diverged_jerr, evaluate, jerr_diverged, register_method,
+                   stable_norm)
 
 __all__ = ["newton_path", "NewtonSystem", "LinearNewton", "SparseLinearNewton", "KernelNewton",
            "newton_system", "LM_START", "ARMIJO", "HEAD_FRACTION", "HEAD_MAX"]
@@ -564,6 +565,7 @@ def _newton_path(majoriser, problem, callback):
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
         inv_metric = np.divide(1.0, metric, out=np.zeros_like(metric), where=metric > 0.0)
         F, pen = objective(x, f, lam)
+        start_objective = F
         z, d, g = state(x, f, lam)
         done = None
         best, stalled = np.inf, 0
@@ -623,6 +625,8 @@ def _newton_path(majoriser, problem, callback):
             if total > maxit:  # as the MM iteration counts: the step past the budget is taken, then reported
                 jerr = -(l + 1)
                 break
+        if not jerr and climbed(done[1], start_objective):  # rounding carried it off
+            jerr = diverged_jerr(l)
         if jerr:
             alpha = system.to_alpha(start if jerr_diverged(jerr) else x)
             unfinished = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
