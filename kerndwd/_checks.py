@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 
 from ._scalars import check_integer, check_real
-from .engine import (GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, make_design, method_names,
-                     method_settings, runs_on_remote_rows)
+from .engine import (GAM_FIT, STOP_RULES, DWDLoss, Problem, default_method, jerr_diverged, jerr_lambda,
+                     make_design, method_names, method_settings, runs_on_remote_rows)
 from .engine.distributed import is_dask_collection
 from .kernels import Kernel, rbfdot, sigest
 
@@ -22,7 +22,8 @@ from .kernels import Kernel, rbfdot, sigest
 class DWDConvergenceWarning(UserWarning):
     """A path stopped before its tolerance: the ``maxit`` budget ran out, or
     rounding held the gradient above ``eps`` (an ``eps`` tighter than the
-    data's precision allows).
+    data's precision allows), both ``jerr = -l``; or the iteration left the
+    finite numbers and the lambda was abandoned (``jerr = -(10000 + l)``).
 
     A subclass of :class:`UserWarning`; the path keeps the columns fitted
     before the stop, and ``jerr`` says where it stopped.
@@ -222,6 +223,9 @@ def check_lambdas(lambdas, n, name="lambdas"):
     if lam.max() > MAX_LAMBDA:
         raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {lam.max():.3g}): 2 n lambda would overflow, "
                          "and any lambda that large gives the intercept-only fit")
+    if lam.min() < np.finfo(float).tiny:
+        raise ValueError(f"{name} must be at least {np.finfo(float).tiny:.3g} (the smallest normal double), "
+                         f"got {lam.min():.3g}: below it lambda carries no precision")
     return np.sort(lam)[::-1].copy()
 
 
@@ -389,8 +393,23 @@ def build_problem(data, lambdas, kern, qval, eps, maxit, stop, accelerate, *, ra
                    design=design, method=method)
 
 
+#: Why a lambda was abandoned with ``jerr = -(DIVERGED + l)`` (kerndwd.engine.loop.DIVERGED)
+DIVERGED_WHY = ("the iteration left the finite numbers or raised the objective it must lower (an objective, "
+                "coefficient or decision value overflowed, or rounding took over: the lambda, the weights or the "
+                "scale of X or of the kernel are at the edge of double precision)")
+
+
 def warn_not_converged(jerr, lambdas, maxit):
-    l = -jerr
+    l = jerr_lambda(jerr)
+    if jerr_diverged(jerr):
+        warnings.warn(
+            f"fitting lambda #{l} = {lambdas[l - 1]:.6g} was abandoned: {DIVERGED_WHY}; "
+            f"the {l - 1} finished lambda(s) are returned (jerr={jerr}). Rescale X or the weights, "
+            "or use larger lambdas",
+            DWDConvergenceWarning,
+            stacklevel=3,
+        )
+        return
     warnings.warn(
         f"maxit={maxit} iterations (a budget for the whole path) ran out while fitting "
         f"lambda #{l} = {lambdas[l - 1]:.6g}, or rounding held the gradient above eps there; "
@@ -405,9 +424,11 @@ def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
     bad = np.flatnonzero(jerr)
     if bad.size:
         where = "" if q is None else f" (q={q:g})"
-        detail = ", ".join(f"fold {k + 1} at lambda #{-jerr[k]} = {lambdas[-jerr[k] - 1]:.6g}" for k in bad)
+        detail = ", ".join(f"fold {k + 1} at lambda #{jerr_lambda(jerr[k])} = {lambdas[jerr_lambda(jerr[k]) - 1]:.6g}"
+                           + (" (non-finite: abandoned)" if jerr_diverged(jerr[k]) else "") for k in bad)
         warnings.warn(
-            f"maxit={maxit} iterations ran out (or rounding held the gradient above eps){where}: {detail}; "
+            f"maxit={maxit} iterations ran out (or rounding held the gradient above eps, or the iteration "
+            f"overflowed){where}: {detail}; "
             "their held-out predictions at "
             "that lambda and smaller ones are missing and left out of cvm and cvsd",
             DWDConvergenceWarning,

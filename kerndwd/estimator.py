@@ -23,6 +23,8 @@ import numpy as np
 from scipy import sparse
 
 from ._checks import (
+    DIVERGED_WHY,
+    _check_finite_and_scale,
     DWDConvergenceWarning,
     check_design,
     check_lambdas,
@@ -32,7 +34,7 @@ from ._checks import (
     check_stop,
     warn_folds,
 )
-from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, run_path
+from .engine import GAM_FIT, DWDLoss, FactorCache, Problem, build_majoriser, jerr_diverged, run_path
 from .calibration import fit_platt, platt_probability
 from .engine import crossval as core
 from .engine.distributed import is_dask_collection
@@ -89,6 +91,12 @@ def _seed(random_state):
     return random_state
 
 
+def _weighted_var(X, rw):
+    """The variance of all entries of ``X``, rows weighted by the column ``rw``."""
+    mean = float((rw * X).sum() / (rw.sum() * X.shape[1]))
+    return float((rw * (X - mean) ** 2).sum() / (rw.sum() * X.shape[1]))
+
+
 def _gamma(est, X, sample_weight):
     """``est.gamma`` as a number: ``"scale"`` is ``1 / (p var(X))``, with the
     variance of all entries of ``X`` weighted by ``sample_weight`` per row
@@ -99,9 +107,17 @@ def _gamma(est, X, sample_weight):
             var = float(X.var())
         else:
             rw = (sample_weight if is_dask_collection(sample_weight) else np.asarray(sample_weight, dtype=float))[:, None]
-            mean = float((rw * X).sum() / (rw.sum() * X.shape[1]))
-            var = float((rw * (X - mean) ** 2).sum() / (rw.sum() * X.shape[1]))
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            with np.errstate(over="ignore", invalid="ignore"):
+                var = _weighted_var(X, rw)
+                if not np.isfinite(var):  # weights times X beyond double precision: only their ratios matter
+                    var = _weighted_var(X, rw / rw.max())
+        if not var > 0:
+            return 1.0
+        gamma = 1.0 / (X.shape[1] * var)
+        if not (np.isfinite(gamma) and gamma > 0):  # a spread beyond double precision either way
+            raise ValueError(f"gamma='scale' is 1 / (n_features * X.var()) with X.var() = {var:.3g}: its reciprocal is "
+                             "beyond double precision; rescale X (e.g. standardise its columns) or give gamma as a number")
+        return gamma
     if isinstance(est.gamma, str) and est.gamma == "sigest":
         return sigest(X, random_state=_seed(est.random_state)) if X.shape[0] >= 2 else 1.0
     if isinstance(est.gamma, str):
@@ -146,6 +162,7 @@ def _validate_fit_input(est, X, y, sample_weight):
         )
     X, y = validate_data(est, X, y, accept_sparse=("csr", "csc") if linear else False, dtype=np.float64,
                          ensure_min_samples=2)
+    _check_finite_and_scale(X.data if sparse.issparse(X) else X, "X")
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.size < 2:
@@ -155,13 +172,20 @@ def _validate_fit_input(est, X, y, sample_weight):
         )
     if sample_weight is None and est.class_weight is None:
         return X, y, y_idx, classes, None
-    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
+    except ValueError as exc:  # scikit-learn's words ("Sample weights must ...") name no argument
+        raise ValueError(f"sample_weight: {exc}") from None
     if est.class_weight is not None:
         per_class = compute_class_weight(est.class_weight, classes=classes, y=y, sample_weight=sample_weight)
         if not (np.isfinite(per_class).all() and (per_class >= 0).all()):
             bad = {c: w for c, w in zip(classes.tolist(), per_class.tolist()) if not (np.isfinite(w) and w >= 0)}
             raise ValueError(f"class_weight must be non-negative and finite, got {bad}")
-        sw = sw * per_class[y_idx]
+        with np.errstate(over="ignore"):
+            sw = sw * per_class[y_idx]
+        if not np.isfinite(sw).all():
+            raise ValueError("sample_weight times class_weight overflows double precision (a product above "
+                             "1.8e308); rescale sample_weight or class_weight (only their ratios matter)")
     return X, y, y_idx, classes, sw
 
 
@@ -548,7 +572,15 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         cols, npass, kkt, obj = [], [], [], []
         for y_pm in targets:
             res = run_path(majoriser, problem.with_labels(y_pm))
-            if res.jerr:
+            if res.jerr and jerr_diverged(res.jerr):
+                # the iteration overflowed: unfinished holds the (finite) starting point
+                alpha, value, grad_norm = res.unfinished
+                warnings.warn(
+                    f"DWD was abandoned at lambd={problem.lambdas[0]:g}: {DIVERGED_WHY}; the starting point "
+                    "(the zero model) is kept. Rescale X or sample_weight, or increase lambd.",
+                    DWDConvergenceWarning, stacklevel=3,
+                )
+            elif res.jerr:
                 # the budget ran out: keep the last iterate, as scikit-learn's solvers do
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(

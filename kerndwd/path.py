@@ -50,7 +50,13 @@ class DWDPath(RNamed):
         Iterations per requested lambda (0 after a failure): MM passes, or
         Newton iterations with ``method="newton"``.
     jerr : int
-        0, or ``-l`` when ``maxit`` ran out on the ``l``-th lambda (1-based).
+        0, or ``-l`` when ``maxit`` ran out on the ``l``-th lambda (1-based),
+        or ``-(10000 + l)`` when the iteration at the ``l``-th lambda left the
+        finite numbers (an objective, coefficient or decision value overflowed:
+        a lambda, weights or a scale of ``X`` at the edge of double precision)
+        and was abandoned (glmnet's range for its other path errors).  Either
+        way a :class:`DWDConvergenceWarning` says which, and the ``l - 1``
+        finished columns are returned, all finite.
     kern, qval, wt, eps, maxit, stop
         What was fitted and how.
     solver : str
@@ -396,8 +402,8 @@ def fit_problem(problem, cache=None, warn=True):
     path = DWDPath(result, problem, majoriser)
     if problem.stop == "step" and path.lambda_.size:
         loss = majoriser.loss  # its weights may be rescaled: bound at lambda/scale, times scale
-        bound = objective_gap_bounds(majoriser.form, path.alpha, problem.y, loss, path.lambda_ / loss.scale)
-        with np.errstate(over="ignore"):  # a bound beyond the largest double is inf: "not excluded"
+        with np.errstate(over="ignore", divide="ignore"):  # a bound beyond the largest double is inf: "not excluded"
+            bound = objective_gap_bounds(majoriser.form, path.alpha, problem.y, loss, path.lambda_ / loss.scale)
             path.gap_bound = loss.scale * bound
         if warn:
             warn_far_from_optimal(path)

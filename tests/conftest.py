@@ -11,7 +11,9 @@ Two profiles are registered and one is chosen with the environment variable
   the next run: ``HYPOTHESIS_PROFILE=dev python3 -m pytest tests/test_properties_*.py``.
 
 Tests that fit models read ``settings().max_examples`` to scale their own
-budget, so they too run longer under ``dev``.
+budget, so they too run longer under ``dev``.  ``HYPOTHESIS_MAX_EXAMPLES``
+overrides the chosen profile's number of examples (a long fuzz session:
+``HYPOTHESIS_PROFILE=dev HYPOTHESIS_MAX_EXAMPLES=16000 python3 -m pytest tests/test_fuzz.py``).
 """
 
 import os
@@ -39,4 +41,8 @@ settings.register_profile(
 _profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 if _profile not in ("ci", "dev"):
     raise ValueError(f"HYPOTHESIS_PROFILE must be 'ci' or 'dev', got {_profile!r}")
+_examples = os.environ.get("HYPOTHESIS_MAX_EXAMPLES")
+if _examples:  # a longer (or shorter) run of a profile, e.g. a fuzz session of ten minutes
+    settings.register_profile(f"{_profile}-n", settings.get_profile(_profile), max_examples=int(_examples))
+    _profile = f"{_profile}-n"
 settings.load_profile(_profile)

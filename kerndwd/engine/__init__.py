@@ -28,8 +28,8 @@ from . import bcd as _bcd  # noqa: F401  (registers solver="bcd")
 from .cache import FactorCache
 from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
 from .features import FourierDesign, NystroemDesign  # registers approx="rff" and approx="nystroem"
-from .loop import (STOP_RULES, PathResult, default_method, evaluate, method_names, method_settings, mm_path,
-                   register_method, run_path, runs_on_remote_rows)
+from .loop import (DIVERGED, STOP_RULES, PathResult, default_method, evaluate, jerr_diverged, jerr_lambda,
+                   method_names, method_settings, mm_path, register_method, run_path, runs_on_remote_rows)
 from .newton import newton_path
 from .loss import DWDLoss
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem

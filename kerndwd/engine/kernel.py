@@ -20,6 +20,7 @@ from scipy import linalg
 
 from .contract import Majoriser
 from .forms import KernelForm
+from .linear import check_finite_majoriser, spd_solver
 
 __all__ = ["KernelEigen", "KernelCholesky"]
 
@@ -41,6 +42,9 @@ class KernelEigen(Majoriser):
         self.predictor = predictor
         self.e, self.U = linalg.eigh(K) if eig is None else eig
         self.e_gam = self.e + gam
+        self.gam = gam
+        #: the rounding level of the eigenvalues of K
+        self.noise = n * np.finfo(float).eps * float(np.abs(self.e).max(initial=0.0))
         self.U1 = self.U.T @ np.ones(n)
 
     def to_alpha(self, coord):
@@ -52,7 +56,19 @@ class KernelEigen(Majoriser):
     def at_lambda(self, lam):
         n, M, U, e = self.n, self.loss.lipschitz, self.U, self.e
         two_n_lam = 2.0 * n * lam
+        ridge = self.gam + two_n_lam / M  # gam + c
         d = 1.0 / (self.e_gam + two_n_lam / M)  # eigenvalues of S = (K + gam I + c I)^-1
+        # Rounding leaves eigenvalues of size n eps max|e| in the null space of a semidefinite
+        # K (entries of 1e24 leave +-1e8).  Where that noise reaches half of gam + c, the
+        # majoriser's curvature there is unknown (and below zero it would climb): those
+        # directions, and any eigenvalue below -(gam + c)/2, are left where they are (the
+        # majoriser restricted to the others still majorises).  Ordinary kernel matrices
+        # (noise ~1e-12 against gam = 1e-7) never come near.
+        frozen = self.e < -0.5 * ridge
+        if self.noise >= 0.5 * ridge:
+            frozen |= np.abs(self.e) <= self.noise
+        if frozen.any():
+            d[frozen] = 0.0
         s_e = d * self.U1  # S 1 in the eigenbasis
         v_e = self.e_gam * s_e  # (K + gam I) S 1
         # g = 1 / (n - 1'v) = 1 / (sum_i U1_i^2 c d_i) with c = 2 n lambda / M
@@ -88,12 +104,14 @@ class KernelCholesky(Majoriser):
         self.form = KernelForm(K)
         self.predictor = predictor
         w = loss.weights
-        Kw = K @ w
         A = np.empty((n + 1, n + 1))
-        A[0, 0] = w.sum()
-        A[0, 1:] = Kw
-        A[1:, 0] = Kw
-        A[1:, 1:] = K @ (w[:, None] * K)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Kw = K @ w
+            A[0, 0] = w.sum()
+            A[0, 1:] = Kw
+            A[1:, 0] = Kw
+            A[1:, 1:] = K @ (w[:, None] * K)
+        check_finite_majoriser(A)
         A[np.diag_indices(n + 1)] += gam
         self.A = A
         self.B = (2.0 * n / loss.lipschitz) * K
@@ -105,14 +123,14 @@ class KernelCholesky(Majoriser):
         n, M, K = self.n, self.loss.lipschitz, self.form.K
         P = self.A.copy()
         P[1:, 1:] += lam * self.B
-        factor = linalg.cho_factor(P, lower=False, check_finite=False)
+        solve = spd_solver(P)
         two_n_lam = 2.0 * n * lam
 
         def step_fn(z, coord):
             rhs = np.empty(self.ncoef)
             rhs[0] = z.sum()
             rhs[1:] = K @ (z + two_n_lam * coord[1:])
-            step = -linalg.cho_solve(factor, rhs, check_finite=False) / M
+            step = -solve(rhs) / M
             return step, step[0] + K @ step[1:], rhs @ rhs / (n * n)
 
         return step_fn

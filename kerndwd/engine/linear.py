@@ -4,7 +4,9 @@ predictors themselves, or a feature matrix ``Phi``).
 * :class:`LinearEigen`: unweighted (Algorithm 1).  ``G = Z'Z`` (``Z = [1, X]``)
   is eigendecomposed once; every lambda's system is applied through that
   basis plus a rank-one (Sherman-Morrison) correction for the unpenalised
-  intercept, as one precomputed ``(p+1)^2`` step matrix.
+  intercept, as one precomputed ``(p+1)^2`` step matrix (at a penalty far
+  above the spectrum of ``Z'Z``, from a Cholesky factor of the bordered
+  matrix instead: :data:`LARGE_PENALTY`).
 * :class:`LinearCholesky`: weighted.  ``P = Z'WZ + gam I + c diag(0, I)`` is
   factorised by Cholesky once per lambda.
 
@@ -20,7 +22,43 @@ from scipy import linalg
 from .contract import LinearPenalty, Majoriser
 from .predictors import LinearPredictor
 
-__all__ = ["LinearEigen", "LinearCholesky"]
+__all__ = ["LinearEigen", "LinearCholesky", "LARGE_PENALTY", "spd_solver", "check_finite_majoriser"]
+
+#: :class:`LinearEigen` factorises the bordered majoriser directly once
+#: ``c = 2 n lambda / M`` exceeds this multiple of the largest eigenvalue of
+#: ``Z'Z`` (there the Sherman-Morrison route would carry a relative error of
+#: about ``1e-16 c / ||Z'Z||`` in the intercept's coupling); below it, as on
+#: every path R's default grid reaches, the eigenbasis route is used.
+LARGE_PENALTY = 1e6
+
+
+def check_finite_majoriser(A):
+    """Refuse a weighted majoriser ``Z'WZ`` (or ``K W K``) that overflowed."""
+    if not np.isfinite(A).all():
+        raise ValueError("X (its squared entries, or its kernel matrix's) times the weights overflows double "
+                         "precision in the majoriser Z'WZ: the weights span too many decades for this scale of X; "
+                         "rescale X or the weights (wt, sample_weight, class_weight: only their ratios matter)")
+
+
+def spd_solver(P):
+    """``rhs -> P^-1 rhs`` for a symmetric majoriser ``P`` that should be
+    positive definite: by Cholesky, or, when rounding has left ``P``
+    semidefinite or slightly indefinite (duplicated rows, zero weights,
+    rank-deficient or numerically indefinite kernel matrices, scales at the
+    edge of double precision), by its eigendecomposition with the eigenvalues
+    raised to a floor ``(size) * 2.2e-16 * max|eigenvalue|`` of rounding.  The
+    floored matrix lies above ``P``, so it still majorises: the MM step
+    stays a descent step.  The fallback is taken only where Cholesky fails,
+    so the iterates of well-posed problems are untouched."""
+    try:
+        factor = linalg.cho_factor(P, lower=False, check_finite=False)
+    except linalg.LinAlgError:
+        evals, evecs = linalg.eigh(0.5 * (P + P.T), check_finite=False)
+        top = float(np.abs(evals).max())
+        floor = max(P.shape[0] * np.finfo(float).eps * top, np.finfo(float).tiny)
+        inv = 1.0 / np.maximum(evals, floor)
+        return lambda rhs: evecs @ (inv * (evecs.T @ rhs))
+    return lambda rhs: linalg.cho_solve(factor, rhs, check_finite=False)
 
 
 class LinearEigen(LinearPenalty, Majoriser):
@@ -46,17 +84,10 @@ class LinearEigen(LinearPenalty, Majoriser):
     def at_lambda(self, lam):
         n, M, V, form = self.n, self.loss.lipschitz, self.evecs, self.form
         c = 2.0 * n * lam / M
-        dq = 1.0 / (self.evals + c)
-        Qe0 = V @ (dq * V[0])
-        # Sherman-Morrison factor for the unpenalised intercept, c / (1 - c e0'Q e0):
-        # the denominator is sum_i V0i^2 evals_i / (evals_i + c) (the rows of V
-        # have unit norm), a sum of positive terms, so no cancellation at large c
-        sm = c / ((V[0] * V[0]) @ (self.evals * dq))
-        # -(1/M) P^-1 as one small matrix: the eigenbasis (no refactorisation
-        # per lambda) plus the rank-one correction for the intercept
-        step_matrix = (V * dq) @ V.T
-        step_matrix += sm * np.outer(Qe0, Qe0)
-        step_matrix *= -1.0 / M
+        if c > LARGE_PENALTY * self.evals[-1]:
+            step_matrix = self._bordered_step_matrix(c)
+        else:
+            step_matrix = self._eigen_step_matrix(c)
         penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
         penalty_scale[0] = 0.0
         inv_n2 = 1.0 / (n * n)
@@ -68,6 +99,65 @@ class LinearEigen(LinearPenalty, Majoriser):
             return step, form.zmul(step), (rhs @ rhs) * inv_n2
 
         return step_fn
+
+    def _eigen_step_matrix(self, c):
+        """``-(1/M) P^-1`` through the eigenbasis of ``Z'Z`` and a Sherman-Morrison
+        correction for the intercept (no factorisation per lambda)."""
+        M, V = self.loss.lipschitz, self.evecs
+        dq = 1.0 / (self.evals + c)
+        # Rounding leaves eigenvalues of size max(n, p) eps ||Z'Z|| in the null space of
+        # Z'Z (rows of 1e8 leave hundreds, of either sign).  Where that noise reaches half
+        # of gam + c the majoriser's curvature there is unknown (below zero its step would
+        # climb): those directions, and any eigenvalue below -(gam + c)/2, are left where
+        # they are; the majoriser restricted to the others still majorises, and the
+        # Sherman-Morrison identity below holds on that subspace with the frozen
+        # directions' share of e0 added to its denominator.  Ordinary data (noise ~1e-12
+        # against gam = 1e-7) never come near.
+        raw, ridge = self.evals - self._gam, self._gam + c
+        noise = max(self.n, self.ncoef) * np.finfo(float).eps * float(np.abs(raw).max(initial=0.0))
+        frozen = raw < -0.5 * ridge
+        if noise >= 0.5 * ridge:
+            frozen |= np.abs(raw) <= noise
+        Qe0 = None
+        if frozen.any():
+            dq[frozen] = 0.0
+            frozen_share = float((V[0, frozen] * V[0, frozen]).sum())
+            sm = c / ((V[0] * V[0]) @ (self.evals * dq) + frozen_share)
+        else:
+            # Sherman-Morrison factor for the unpenalised intercept, c / (1 - c e0'Q e0):
+            # the denominator is sum_i V0i^2 evals_i / (evals_i + c) (the rows of V
+            # have unit norm), a sum of positive terms, so no cancellation at large c
+            sm = c / ((V[0] * V[0]) @ (self.evals * dq))
+        Qe0 = V @ (dq * V[0])
+        # -(1/M) P^-1 as one small matrix: the eigenbasis (no refactorisation
+        # per lambda) plus the rank-one correction for the intercept
+        step_matrix = (V * dq) @ V.T
+        step_matrix += sm * np.outer(Qe0, Qe0)
+        step_matrix *= -1.0 / M
+        return step_matrix
+
+    def _bordered_step_matrix(self, c):
+        """``-(1/M) P^-1`` from a Cholesky factor of the bordered matrix
+        ``P = G + c diag(0, I)`` itself (``G = Z'Z + gam I`` rebuilt from its
+        eigenbasis), for a penalty ``c`` far above the spectrum of ``G``.
+
+        There the eigenbasis route loses the coupling of the intercept with
+        the coefficients: it is a difference of terms of size ``1/c`` whose
+        value is of size ``1/c^2``, so its relative error grows like
+        ``c / ||G||`` (all of it from lambda ~ 1e16 on), and the MM iteration,
+        no longer majorising, runs away.  ``P`` is then a block of size ``c``
+        bordered by the intercept's row, whose Cholesky factor (the Schur
+        complement ``G00 - g'(G11 + c I)^-1 g`` of the dominant block, a
+        difference without cancellation) is accurate whatever ``c``; the
+        rounding of the rebuilt ``G`` is far below ``c``.
+        """
+        M, V, evals = self.loss.lipschitz, self.evecs, self.evals
+        P = (V * evals) @ V.T
+        P = 0.5 * (P + P.T)
+        P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += c
+        factor = linalg.cho_factor(P, lower=False, check_finite=False)
+        inverse = linalg.cho_solve(factor, np.eye(self.ncoef), check_finite=False)
+        return (-0.5 / M) * (inverse + inverse.T)
 
     @property
     def evals(self):
@@ -98,7 +188,9 @@ class LinearCholesky(LinearPenalty, Majoriser):
         self.loss = loss
         self.form = form
         self.predictor = LinearPredictor(form.p) if predictor is None else predictor
-        A = form.gram(loss.weights)
+        with np.errstate(over="ignore", invalid="ignore"):
+            A = form.gram(loss.weights)
+        check_finite_majoriser(A)
         A[np.diag_indices(self.ncoef)] += gam
         self.A = A
 
@@ -106,14 +198,14 @@ class LinearCholesky(LinearPenalty, Majoriser):
         n, M, form = self.n, self.loss.lipschitz, self.form
         P = self.A.copy()
         P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += 2.0 * n * lam / M
-        factor = linalg.cho_factor(P, lower=False, check_finite=False)
+        solve = spd_solver(P)
         penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
         penalty_scale[0] = 0.0
 
         def step_fn(z, coord):
             rhs = form.ztmul(z)
             rhs += penalty_scale * coord
-            step = -linalg.cho_solve(factor, rhs, check_finite=False) / M
+            step = -solve(rhs) / M
             return step, form.zmul(step), rhs @ rhs / (n * n)
 
         return step_fn

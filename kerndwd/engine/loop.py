@@ -15,11 +15,63 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 __all__ = ["PathResult", "mm_path", "evaluate", "run_path", "register_method", "method_names", "default_method",
-           "runs_on_remote_rows", "method_settings", "STOP_RULES"]
+           "runs_on_remote_rows", "method_settings", "STOP_RULES", "DIVERGED", "diverged_jerr", "jerr_lambda",
+           "jerr_diverged", "all_finite"]
 
 #: Stopping rules: R's (squared norm of the MM step below ``eps``) and a real
 #: optimality criterion (norm of the gradient of ``F`` below ``eps``).
 STOP_RULES = ("step", "kkt")
+
+#: ``jerr = -(DIVERGED + l)``: the iteration at the ``l``-th lambda (1-based) left
+#: the finite numbers (an objective, coefficient or decision value overflowed:
+#: lambdas near the underflow of 2 n lambda, weights or scales at the edges of
+#: double precision) and was abandoned; ``jerr = -l`` is the budget running out.
+#: The offset follows glmnet's ``-10000 - k`` for its other non-fatal path errors.
+DIVERGED = 10000
+
+
+def diverged_jerr(l):
+    """``jerr`` for the ``l``-th lambda (0-based) abandoned as non-finite."""
+    return -(DIVERGED + l + 1)
+
+
+def jerr_lambda(jerr):
+    """The 1-based index of the lambda a nonzero ``jerr`` stopped on."""
+    l = -int(jerr)
+    return l - DIVERGED if l > DIVERGED else l
+
+
+def jerr_diverged(jerr):
+    """Whether ``jerr`` says the iteration left the finite numbers (not the budget)."""
+    return -int(jerr) > DIVERGED
+
+
+def stable_norm(v):
+    """The 2-norm of ``v``, without overflow for entries beyond 1e154 (numpy's
+    ``norm`` squares them first); exactly ``np.linalg.norm`` otherwise."""
+    with np.errstate(over="ignore"):
+        out = float(np.linalg.norm(v))
+    if out == np.inf and np.isfinite(v).all():
+        top = float(np.abs(v).max())
+        out = top * float(np.linalg.norm(np.asarray(v) / top))
+    return out
+
+
+#: MM and Newton never raise the objective: a lambda that ends above its start by
+#: more than this (relative) was carried off by rounding (a majoriser whose
+#: coupling of the intercept cancels, at scales near the edge of double precision)
+CLIMB_TOLERANCE = 1e-6
+
+
+def climbed(end, start):
+    """Whether the objective ``end`` of a lambda lies above its ``start`` beyond rounding."""
+    return end > start + CLIMB_TOLERANCE * abs(start)
+
+
+def all_finite(*parts):
+    """Whether every number of the scalars and arrays ``parts`` is finite."""
+    return all(bool(np.isfinite(x).all()) for x in parts)
+
 
 #: Path solvers by name: ``fn(majoriser, problem) -> PathResult``.  Every one
 #: runs on a majoriser (its form, loss and predictor) along the problem's
@@ -186,6 +238,11 @@ def default_method(stop, design=None, remote_rows=False):
     return chosen
 
 
+#: The largest lambda a path solver is run at (kerndwd._checks.MAX_LAMBDA checks the
+#: caller's lambdas against the same bound; rescaled weights can carry them past it)
+MAX_INNER_LAMBDA = 1e200
+
+
 def run_path(majoriser, problem):
     """Fit ``problem`` along its lambdas with its path solver (``problem.method``).
 
@@ -207,6 +264,13 @@ def run_path(majoriser, problem):
     PathResult
         At the caller's lambdas.
 
+    Raises
+    ------
+    ValueError
+        When rescaled weights move a lambda out of the range the engine
+        solves in (below the smallest normal double, or above
+        ``MAX_INNER_LAMBDA``); the message says how to rescale.
+
     Examples
     --------
     >>> import numpy as np
@@ -222,7 +286,20 @@ def run_path(majoriser, problem):
     scale = majoriser.loss.scale
     if scale == 1.0:
         return _METHODS[problem.method](majoriser, problem)
-    inner = replace(problem, lambdas=problem.lambdas / scale,
+    with np.errstate(over="ignore", under="ignore"):
+        inner_lambdas = problem.lambdas / scale
+    if not (inner_lambdas >= np.finfo(float).tiny).all():
+        raise ValueError(f"lambdas down to {problem.lambdas.min():.3g} with weights of scale {scale:.3g} (their "
+                         f"geometric mean) act as lambdas down to {inner_lambdas.min():.3g}, below the smallest "
+                         "normal double (2.2e-308): use larger lambdas or rescale the weights (only ratios of "
+                         "weights to lambdas matter)")
+    if not (inner_lambdas <= MAX_INNER_LAMBDA).all():
+        raise ValueError(f"lambdas up to {problem.lambdas.max():.3g} with weights of scale {scale:.3g} (their "
+                         f"geometric mean) act as lambdas up to {inner_lambdas.max():.3g}, beyond "
+                         f"{MAX_INNER_LAMBDA:g} where 2 n lambda overflows (any lambda that large gives the "
+                         "intercept-only fit): use smaller lambdas or rescale the weights (only ratios of "
+                         "weights to lambdas matter)")
+    inner = replace(problem, lambdas=inner_lambdas,
                     eps=problem.eps / scale if problem.stop == "kkt" else problem.eps)
     result = _METHODS[problem.method](majoriser, inner)
     result.lambdas = result.lambdas * scale
@@ -284,12 +361,12 @@ class PathResult:
         """The result of a path solver from its finished columns, each
         ``(alpha, objective, gradient)`` evaluated exactly, in lambda order;
         ``unfinished`` is the same triple for the lambda it stopped on."""
-        kkt = [float(np.linalg.norm(g)) for _, _, g in finished]
+        kkt = [stable_norm(g) for _, _, g in finished]
         return cls(alpha=np.column_stack([a for a, _, _ in finished]) if finished else np.zeros((ncoef, 0)),
                    lambdas=np.asarray(lambdas[:len(finished)], dtype=float), npass=npass, jerr=jerr,
                    objective=np.asarray([v for _, v, _ in finished]), kkt=np.asarray(kkt),
                    unfinished=None if unfinished is None else
-                   (unfinished[0], unfinished[1], float(np.linalg.norm(unfinished[2]))))
+                   (unfinished[0], unfinished[1], stable_norm(unfinished[2])))
 
 
 def evaluate(form, alpha, y, loss, lam):
@@ -374,6 +451,14 @@ def mm_path(majoriser, problem, callback=None):
     ``callback(l, lam, coord, f)``, when given, is called after each pass
     that moves to a new iterate (for tests that record the objective).
 
+    A lambda whose iterate leaves the finite numbers (a non-finite step, or
+    objective, coefficients or gradient at its end: an overflow at the edges
+    of double precision), or ends with an objective above the one it started
+    from (which MM never does; rounding did) is abandoned with ``jerr = -(DIVERGED + l)``; the
+    finished lambdas are returned and ``unfinished`` holds the lambda's
+    (finite) starting point.  Overflow inside the loop is therefore expected
+    and silenced here, never returned.
+
     Parameters
     ----------
     majoriser : Majoriser
@@ -400,6 +485,11 @@ def mm_path(majoriser, problem, callback=None):
     >>> result.npass.tolist(), len(passes) <= int(result.npass.sum())
     ([12, 26], True)
     """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _mm_path(majoriser, problem, callback)
+
+
+def _mm_path(majoriser, problem, callback):
     loss, form = majoriser.loss, majoriser.form
     # a form whose rows live elsewhere (a Dask cluster) stores each new iterate's f there
     keep_rows = getattr(form, "keep_rows", _where_it_is)
@@ -421,6 +511,8 @@ def mm_path(majoriser, problem, callback=None):
 
     for l, lam in enumerate(lambdas):
         step_fn = majoriser.at_lambda(lam)
+        start = coord.copy()  # finite: what is reported should this lambda leave the finite numbers
+        start_objective = current_objective(coord, f, lam)
         if accelerate:
             coord_prev, f_prev, t = coord.copy(), f.copy(), 1.0
             obj = current_objective(coord, f, lam)
@@ -440,6 +532,9 @@ def mm_path(majoriser, problem, callback=None):
                 step, df, grad_sq = step_fn(z, base)
             npass[l] += 1
             total += 1
+            if not np.isfinite(step).all():
+                jerr = diverged_jerr(l)
+                break
             if check_gradient and grad_sq <= eps * eps:
                 # Confirm on decision values recomputed from the coefficients: the
                 # running ones drift by rounding over many passes, which matters
@@ -481,10 +576,17 @@ def mm_path(majoriser, problem, callback=None):
                 break
             if not check_gradient and step @ step < eps:
                 break
-        if done is None:
+        if done is None and not (jerr and jerr_diverged(jerr)):
             alpha = majoriser.to_alpha(coord)
             _, value, g = evaluate(form, alpha, y, loss, lam)
             done = (alpha, value, g)
+            if not all_finite(alpha, value, g):
+                jerr = diverged_jerr(l)
+        if not (jerr and jerr_diverged(jerr)) and climbed(done[1], start_objective):
+            jerr = diverged_jerr(l)
+        if jerr and jerr_diverged(jerr):
+            alpha = majoriser.to_alpha(start)
+            done = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
         if jerr:
             unfinished = done
             break

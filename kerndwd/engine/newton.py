@@ -70,7 +70,8 @@ import numpy as np
 from scipy import linalg
 
 from .forms import KernelForm, LinearForm, SparseLinearForm
-from .loop import PathResult, evaluate, register_method
+from .loop import (PathResult, all_finite, climbed, diverged_jerr, evaluate, jerr_diverged, register_method,
+                   stable_norm)
 
 __all__ = ["newton_path", "NewtonSystem", "LinearNewton", "SparseLinearNewton", "KernelNewton",
            "newton_system", "LM_START", "ARMIJO", "HEAD_FRACTION", "HEAD_MAX"]
@@ -179,6 +180,8 @@ def _cholesky(H, floor):
         factor, info = linalg.lapack.dpotrf(H, lower=False, clean=False, overwrite_a=False)
         if info == 0:
             return factor
+        if not (np.isfinite(H).all() and weight < 1e300):  # overflowed: no weight makes it factorise
+            raise FloatingPointError("the Newton system is not finite")
         step = max(weight, 1e-12)
         _diagonal(H)[:] += step * floor
         weight += step
@@ -372,7 +375,7 @@ class KernelNewton(NewtonSystem):
             return None
         rows = self.concave + 1
         concave_sq = float(g[rows] @ g[rows])
-        if concave_sq <= (1e-4 * eps) ** 2 or g @ g - concave_sq > 0.25 * eps * eps:
+        if concave_sq <= (1e-4 * eps) * (1e-4 * eps) or g @ g - concave_sq > 0.25 * eps * eps:
             return None
         basis = self.U[:, self.concave]
         moved = x.copy()
@@ -518,6 +521,13 @@ def newton_path(majoriser, problem, callback=None):
     """
     if problem.stop != "kkt":
         raise ValueError(f"method='newton' stops on the gradient (stop='kkt'), got stop={problem.stop!r}")
+    # a lambda whose iterate leaves the finite numbers is abandoned (jerr = -(DIVERGED + l),
+    # see kerndwd.engine.loop): overflow on the way there is expected, and never returned
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _newton_path(majoriser, problem, callback)
+
+
+def _newton_path(majoriser, problem, callback):
     loss, form = majoriser.loss, majoriser.form
     system = newton_system(majoriser)
     y, lambdas, eps, maxit = problem.y, problem.lambdas, problem.eps, problem.maxit
@@ -549,17 +559,22 @@ def newton_path(majoriser, problem, callback=None):
 
     damping = LM_START
     for l, lam in enumerate(lambdas):
+        start = x.copy()  # finite: what is reported should this lambda leave the finite numbers
         system.set_lambda(lam, curvature_bound)
         metric = system.scale.copy()  # the diagonal of the majoriser's Hessian (divided by n)
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
         inv_metric = np.divide(1.0, metric, out=np.zeros_like(metric), where=metric > 0.0)
         F, pen = objective(x, f, lam)
+        start_objective = F
         z, d, g = state(x, f, lam)
         done = None
         best, stalled = np.inf, 0
         settled = 0
         while True:
-            gnorm = float(np.linalg.norm(g))
+            gnorm = stable_norm(g)
+            if not (np.isfinite(gnorm) and np.isfinite(F)):
+                jerr = diverged_jerr(l)
+                break
             moved = system.stationary(x, z, g, lam, eps) if settled < STATIONARY_LIMIT else None
             if moved is not None:  # coordinates along which F is concave: to their stationary point
                 settled += 1
@@ -573,7 +588,7 @@ def newton_path(majoriser, problem, callback=None):
                 # confirm on decision values recomputed from the coefficients
                 alpha = system.to_alpha(x)
                 f_exact, value, grad = evaluate(form, alpha, y, loss, lam)
-                if grad @ grad <= eps * eps:
+                if grad @ grad <= eps * eps and all_finite(alpha, value):
                     done = (alpha, value, grad)
                     break
                 f = system.decision(x)
@@ -583,7 +598,11 @@ def newton_path(majoriser, problem, callback=None):
             npass[l] += 1
             nu = float(np.sqrt((g * g) @ inv_metric))
             mu = min(1.0, damping * nu)
-            step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)))
+            try:
+                step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)))
+            except FloatingPointError:  # the curvature overflowed
+                jerr = diverged_jerr(l)
+                break
             slope = float(g @ step)
             pen1, pen2 = system.cross_penalty(x, step)
             found = (_line_search(loss, y, w_n, wy_n, f, df, F, slope, lam, pen, pen1, pen2)
@@ -606,9 +625,15 @@ def newton_path(majoriser, problem, callback=None):
             if total > maxit:  # as the MM iteration counts: the step past the budget is taken, then reported
                 jerr = -(l + 1)
                 break
+        if not jerr and climbed(done[1], start_objective):  # rounding carried it off
+            jerr = diverged_jerr(l)
         if jerr:
-            alpha = system.to_alpha(x)
+            alpha = system.to_alpha(start if jerr_diverged(jerr) else x)
             unfinished = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
+            if not all_finite(*unfinished):  # the budget ran out on a non-finite iterate
+                jerr = diverged_jerr(l)
+                alpha = system.to_alpha(start)
+                unfinished = (alpha,) + evaluate(form, alpha, y, loss, lam)[1:]
             break
         finished.append(done)
     return PathResult.collect(finished, lambdas, npass, jerr, system.ncoef, unfinished)
