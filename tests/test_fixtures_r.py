@@ -1,10 +1,9 @@
 """The port against numbers recorded from the R package kerndwd 2.0.3.
 
-Tolerances follow the fixture README: the same iteration should match
-``npass`` exactly and ``alpha``/``link`` to ~1e-12 relative; the weighted
-kernel solver's ``K W K`` system is ill-conditioned, so there ``link`` is
-compared at 1e-6 and ``alpha`` at 1e-4 (R itself moves that much between
-BLAS builds).
+The same iteration must match ``npass`` exactly and ``alpha``/``link`` to
+1e-12 relative (1e-11 for splinedot's ill-conditioned kernel matrix); the
+weighted kernel solver's ``K W K`` system is ill-conditioned, so there
+``alpha`` is compared at 1e-6 and ``link`` at 1e-7 (see :data:`tolerances`).
 """
 
 import warnings
@@ -45,10 +44,22 @@ def fit_fixture(d, **kw):
         )
 
 
+#: (alpha, link) relative tolerances.  Measured here: at most 6.5e-13 / 2.4e-13
+#: (splinedot, whose kernel matrix is the worst conditioned), 7.6e-14 /
+#: 1.6e-13 elsewhere, and 1.1e-7 / 9e-9 for the weighted kernel solver, whose
+#: K W K system amplifies rounding (R's own iterates differ from an
+#: extended-precision run of the same iteration by about 1e-7).
+ITERATION_TOL = 1e-12
+ILL_CONDITIONED_TOL = 1e-11
+WEIGHTED_KERNEL_TOL = (1e-6, 1e-7)
+
+
 def tolerances(d):
     if d["solver"] == "wkdwd":
-        return 1e-4, 1e-6
-    return 1e-8, 1e-8
+        return WEIGHTED_KERNEL_TOL
+    if d["kernel"]["name"] == "splinedot":
+        return ILL_CONDITIONED_TOL, ILL_CONDITIONED_TOL
+    return ITERATION_TOL, ITERATION_TOL
 
 
 def test_every_fit_fixture_is_covered():
