@@ -310,11 +310,16 @@ def main(argv=None):
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6])
     parser.add_argument("--nystroem-m", type=int, nargs="+", default=[500, 1000, 2000])
     parser.add_argument("--rff-m", type=int, nargs="+", default=[1000])
+    parser.add_argument("--rff-max-n", type=float, default=1e6,
+                        help="largest n for random features (their m features are all kept: no eigenvalue cutoff)")
     parser.add_argument("--sklearn-m", type=int, nargs="+", default=[ACCEPT_M])
     parser.add_argument("--sklearn-max-n", type=float, default=1e5)
     parser.add_argument("--tolerance-check-n", type=float, default=1e5,
                         help="n at which Nystrom m=1000 is also fitted with eps=1e-4 (0: skip)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per case")
+    parser.add_argument("--reuse", default=None,
+                        help="a scale_approx.json of an interrupted run of this script: its finished cases are "
+                             "kept (the output says so) and only the others run")
     parser.add_argument("--out", default=None)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -341,14 +346,25 @@ def main(argv=None):
         if int(args.tolerance_check_n) == n and ACCEPT_M in args.nystroem_m:
             specs.append(dict(kind="dwd", approx="nystroem", n=n, m=ACCEPT_M, dtype="float64", sigma=sigma,
                               eps=EPS / 10))
-        for m in args.rff_m:
+        for m in args.rff_m if n <= args.rff_max_n else ():
             specs.append(dict(kind="dwd", approx="rff", n=n, m=m, dtype="float32", sigma=sigma, eps=EPS))
     for n in sizes:
         if n <= args.sklearn_max_n:
             for m in args.sklearn_m:
                 specs.append(dict(kind="sklearn", n=n, m=m, sigma=sigma, eps=EPS))
     results = []
+    reused = []
+    if args.reuse:
+        earlier = json.loads(__import__("pathlib").Path(args.reuse).read_text())["results"]
+        keys = ("kind", "approx", "n", "m", "dtype", "eps", "sigma")
+        reused = [r for r in earlier if "error" not in r and "test_labels" in r
+                  and any(all(r.get(k) == spec.get(k) for k in keys) for spec in specs)]
     for spec in specs:
+        same = [r for r in reused if all(r.get(k) == spec.get(k) for k in ("kind", "approx", "n", "m", "dtype", "eps"))]
+        if same:
+            print(f"reusing {spec}", file=sys.stderr, flush=True)
+            results.append(dict(same[0], reused=True))
+            continue
         print(f"running {spec}", file=sys.stderr, flush=True)
         r = _cases.run_case(MODULE, spec, args.timeout)
         print(f"  -> {({k: v for k, v in r.items() if k not in ('val', 'test', 'fit_per_C', 'test_labels')})}", file=sys.stderr,
@@ -379,6 +395,27 @@ def main(argv=None):
     info = dict(command=command_line(MODULE, argv), machine=machine_description(), total_s=0.0, sigma=sigma,
                 bayes_mc=bayes_mc, bayes_se=bayes_se, bayes_paper=datasets.PAPER_BAYES_ERROR, bayes_test=bayes_test,
                 notes=notes)
+    if any(r.get("reused") for r in results):
+        notes.append(f"- {sum(bool(r.get('reused')) for r in results)} of the {len(results)} cases were measured "
+                     f"by an earlier, interrupted run of the same script on this machine and kept ({args.reuse}); "
+                     "the others ran in this run.")
+    sk_skipped = [n for n in sizes if n > args.sklearn_max_n]
+    sk_done = sorted((r for r in results if r.get("kind") == "sklearn" and "error" not in r), key=lambda r: r["n"])
+    if sk_skipped and sk_done:
+        r = sk_done[-1]
+        notes.append(f"- scikit-learn was not run at n = {', '.join(f'{n:.0e}' for n in sk_skipped)} "
+                     f"(--sklearn-max-n {args.sklearn_max_n:.0e}): at n = {r['n']:.0e} its 10 LinearSVC fits took "
+                     f"{r['solve_s']:.0f} s ({', '.join(f'{t:.0f}' for t in r['fit_per_C'])} s from the smallest C "
+                     "to the largest; liblinear's dual coordinate descent needs more epochs as C grows), and each "
+                     "epoch is linear in n.")
+    skipped = [n for n in sizes if n > args.rff_max_n]
+    if skipped and args.rff_m:
+        rff = sorted((r for r in results if r.get("approx") == "rff" and "error" not in r), key=lambda r: r["n"])
+        grow = (f"; measured {rff[-1]['fit_s']:.0f} s at n = {rff[-1]['n']:.0e}, linear in n" if rff else "")
+        notes.append(f"- Random features were not fitted at n = {', '.join(f'{n:.0e}' for n in skipped)} "
+                     f"(--rff-max-n {args.rff_max_n:.0e}): all m features are kept (Nystrom drops the directions "
+                     f"below its eigenvalue cutoff), so each pass and each Newton system costs m / (kept Nystrom "
+                     f"features) times more{grow}.")
     info["acceptance"] = _acceptance(results, info, yt, model.bayes_rule(Xt))
     info["total_s"] = time.perf_counter() - started
     kept = [{k: v for k, v in r.items() if k not in ("test_labels", "result_file")} for r in results]
