@@ -90,10 +90,16 @@ def run(examples, reps, seed, solvers, repeat, use_r):
             for lam in LAMBDAS:
                 rec = {"example": ex, "rep": rep, "lambda": lam}
                 calls = []
-                for _ in range(repeat):
-                    t0 = time.perf_counter()
-                    path = kerndwd.fit(X, y, [lam], kern=vanilla, qval=1)
-                    calls.append(time.perf_counter() - t0)
+                with warnings.catch_warnings():
+                    # R's rule stops far from the optimum at small lambda on purpose here: the
+                    # table measures how far (the objective excess columns), so the warning
+                    # fit() gives a user would only repeat it, once per call
+                    warnings.filterwarnings("ignore", message="R's stopping rule",
+                                            category=kerndwd.DWDConvergenceWarning)
+                    for _ in range(repeat):
+                        t0 = time.perf_counter()
+                        path = kerndwd.fit(X, y, [lam], kern=vanilla, qval=1)
+                        calls.append(time.perf_counter() - t0)
                 rec["mm_s"] = float(np.median(calls))  # median: robust to a busy machine
                 rec["mm_npass"] = int(path.npass[0])
                 with warnings.catch_warnings():
