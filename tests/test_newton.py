@@ -340,3 +340,19 @@ def test_kernel_newton_uses_the_majorisers_eigenbasis(monkeypatch):
     weighted = kerndwd.fit(X, y, lam, kern=kerndwd.rbfdot(1.0), stop="kkt", eps=1e-10,
                            wt=rng.uniform(0.5, 2.0, 40))
     assert len(calls) == 1 and (weighted.kkt <= 1e-10).all()
+
+
+def test_a_lambda_newton_stops_short_on_is_fitted_by_mm():
+    """A degenerate weighted problem (eight identical rows, polydot, q = 100)
+    on which rounding holds Newton's gradient above eps = 1e-10 (an unseeded
+    property run drew it): the path falls back to the MM iteration, which
+    reaches it, and returns that fit."""
+    X = np.full((9, 3), -2.0)
+    X[0, 0] = -1.5
+    y = np.array([1.0] + [-1.0] * 8)
+    w = np.array([4.0] + [2.0] * 8)
+    kw = dict(kern=kerndwd.polydot(2, 0.5, 1.0), qval=100.0, wt=w, stop="kkt", eps=1e-10, maxit=300_000)
+    newton = kerndwd.fit(X, y, [0.1], **kw)
+    mm = kerndwd.fit(X, y, [0.1], method="mm", **kw)
+    assert newton.jerr == 0 and newton.kkt[0] <= 1e-10
+    np.testing.assert_allclose(newton.objective, mm.objective, rtol=1e-12)

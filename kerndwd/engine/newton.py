@@ -65,12 +65,13 @@ on decision values recomputed from its coefficients.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import replace
 
 import numpy as np
 from scipy import linalg
 
 from .forms import KernelForm, LinearForm, SparseLinearForm
-from .loop import (PathResult, all_finite, climbed, diverged_jerr, evaluate, jerr_diverged, register_method,
+from .loop import (PathResult, all_finite, climbed, diverged_jerr, evaluate, jerr_diverged, mm_path, register_method,
                    stable_norm)
 
 __all__ = ["newton_path", "NewtonSystem", "LinearNewton", "SparseLinearNewton", "KernelNewton",
@@ -502,6 +503,11 @@ def newton_path(majoriser, problem, callback=None):
     -------
     PathResult
         ``npass`` counts Newton iterations; ``kkt[l] <= eps`` for every column.
+        When Newton stops short of ``eps`` on a lambda (its rounding guard or
+        the budget) and no ``callback`` is given, the path is fitted again by
+        the MM iteration with momentum (:func:`kerndwd.engine.loop.mm_path`,
+        ``npass`` then counts MM passes), which is returned when it fits
+        every lambda or more of them.
 
     Raises
     ------
@@ -524,7 +530,15 @@ def newton_path(majoriser, problem, callback=None):
     # a lambda whose iterate leaves the finite numbers is abandoned (jerr = -(DIVERGED + l),
     # see kerndwd.engine.loop): overflow on the way there is expected, and never returned
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _newton_path(majoriser, problem, callback)
+        result = _newton_path(majoriser, problem, callback)
+    if result.jerr < 0 and not jerr_diverged(result.jerr) and callback is None:
+        # Newton stopped short (its rounding guard, or the budget): on degenerate problems
+        # (large q, a rank-deficient K) rounding can hold its gradient above a tight eps
+        # that the MM iteration, whose every pass descends, still reaches
+        fallback = mm_path(majoriser, replace(problem, accelerate=True))
+        if fallback.jerr == 0 or fallback.lambdas.size > result.lambdas.size:
+            return fallback
+    return result
 
 
 def _newton_path(majoriser, problem, callback):
