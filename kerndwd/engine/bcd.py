@@ -91,11 +91,11 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy import linalg
 
 from .._scalars import check_integer
 from .contract import Majoriser
 from .designs import Design, register_design
+from .linear import spd_solver
 from .predictors import KernelPredictor
 
 __all__ = ["BlockKernelForm", "BlockCoordinateKernel", "BlockCoordinateDesign", "DEFAULT_BLOCK_SIZE",
@@ -323,14 +323,17 @@ class BlockCoordinateKernel(Majoriser):
         two_n_lam = 2.0 * n * lam
         c = two_n_lam / M
         weights = np.ones(n) if loss.weights is None else loss.weights
-        factors = [None] * len(blocks)
+        solvers = [None] * len(blocks)
 
-        def factor(k, block, KI):
-            if factors[k] is None:
+        def solver(k, block, KI):
+            """The block's majoriser solve, factorised once per lambda by the engine's
+            :func:`~kerndwd.engine.linear.spd_solver` (Cholesky, or its eigen fallback
+            where duplicated rows leave the block semidefinite)."""
+            if solvers[k] is None:
                 P = self._gram(k, KI).copy()
                 P[1:, 1:] += c * KI[block]  # the penalty's curvature: (2 n lambda / M) K_II
-                factors[k] = linalg.cho_factor(P, lower=False, check_finite=False)
-            return factors[k]
+                solvers[k] = spd_solver(P)
+            return solvers[k]
 
         def step_fn(z, coord, *, f, y):
             """One sweep from ``coord`` (decision values ``f``, labels ``y``, and
@@ -358,7 +361,7 @@ class BlockCoordinateKernel(Majoriser):
                 rhs = np.empty(len(block) + 1)
                 rhs[0] = z_now.sum()
                 rhs[1:] = KIr[:, 1]
-                move = linalg.cho_solve(factor(k, block, KI), rhs, check_finite=False)
+                move = solver(k, block, KI)(rhs)
                 move *= -1.0 / M
                 step[0] += move[0]
                 step[1 + block] += move[1:]
