@@ -30,6 +30,7 @@ __all__ = [
     "kernlab_kernel_matrix",
     "ksvm_fit",
     "ksvm_predict",
+    "ksvm_seconds",
     "r_package_version",
     "require",
 ]
@@ -280,6 +281,71 @@ def ksvm_fit(X, y, spec, C=1.0, scaled=False, tol=1e-3):
     nz = dec != 0
     sign = 1.0 if not nz.any() or np.mean(np.sign(dec[nz]) == resp[nz]) >= 0.5 else -1.0
     return KsvmModel(model, spec, C, sign)
+
+
+def ksvm_seconds(X, y, spec, costs, class_weights=None, train_sets=None):
+    """Seconds R itself spends fitting kernlab's SVM at every cost.
+
+    ``ksvm(type="C-svc", scaled=FALSE)`` is fitted at each cost in turn,
+    timed by R's ``proc.time`` (1 ms resolution); the inputs are converted
+    once, before the clock starts, so no rpy2 conversion is timed.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+    y : array_like, shape (n,)
+        Labels -1 and +1.
+    spec : dict
+        A kernlab kernel, ``{"name": ..., **parameters}`` (see :data:`KERNLAB_KERNELS`).
+    costs : sequence of float
+        Positive costs ``C``.
+    class_weights : tuple of float, optional
+        ``(weight of -1, weight of +1)``, passed as ``class.weights``.
+    train_sets : list of array_like of int, optional
+        Row indices (0-based) of training sets, each fitted at every cost
+        (cross-validation folds); default all rows.
+
+    Returns
+    -------
+    float
+        Elapsed seconds of the whole loop.
+
+    Raises
+    ------
+    RBridgeUnavailable
+        When rpy2, R or kernlab is missing.
+    ValueError
+        When a cost is not positive and finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((40, 2))
+    >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    >>> ksvm_seconds(X, y, {"name": "rbfdot", "sigma": 1.0}, [0.1, 1.0]) >= 0  # doctest: +SKIP
+    True
+    """
+    ro = _robjects()
+    _package("kernlab")
+    costs = [float(c) for c in np.atleast_1d(costs)]
+    if not costs or not all(np.isfinite(c) and c > 0 for c in costs):
+        raise ValueError("costs must be positive and finite")
+    n = np.asarray(X).shape[0]
+    sets = [np.arange(n)] if train_sets is None else [np.asarray(t, dtype=int) for t in train_sets]
+    weights = ro.NULL
+    if class_weights is not None:
+        weights = ro.FloatVector([float(w) for w in class_weights])
+        weights.names = ro.StrVector(["-1", "1"])
+    timer = ro.r("""function(x, y, kern, costs, sets, weights) {
+        start <- proc.time()[["elapsed"]]
+        for (rows in sets) for (C in costs)
+            kernlab::ksvm(x[rows, , drop = FALSE], y[rows], type = "C-svc", kernel = kern, C = C,
+                          scaled = FALSE, class.weights = weights)
+        proc.time()[["elapsed"]] - start
+    }""")
+    rsets = ro.r["list"](*[ro.IntVector((t + 1).tolist()) for t in sets])
+    out = timer(_matrix(X), _labels(y), _kernel("kernlab", spec), ro.FloatVector(costs), rsets, weights)
+    return float(_to_numpy(out)[0])
 
 
 def ksvm_predict(model, newx, type="decision"):
