@@ -24,6 +24,8 @@ from kerndwd.engine.newton import newton_system
 from kerndwd.kernels import kernel_from_spec
 from reference.fixtures import fixture_names, load_fixture
 
+from _rounding import objective_rounding
+
 FIT_CASES = fixture_names("kerndwd_fit")
 EPS = 1e-9
 
@@ -169,27 +171,6 @@ def test_newton_never_raises_the_objective(data, q, lambdas, design, wts):
             # weights): without a test hook the path falls back to MM, which must fit it
             full = newton_path(maj, problem)
             assert full.jerr == 0 and (full.kkt <= 1e-8).all(), (grad_norm, full.jerr)
-
-
-def objective_rounding(maj, alpha, y, lam):
-    """A bound on the rounding of ``F`` evaluated at ``alpha``: each ``f_i`` is a
-    sum of ``n`` or ``p`` products, so it carries an error up to
-    ``n eps_machine (|b0| + |B| |theta|)_i``, which moves ``F`` through
-    ``w_i |V_q'| / n``; the penalty likewise (``|theta|' |Omega| |theta|``),
-    and the sums over the rows add ``n eps_machine |F|``."""
-    form = maj.form
-    theta = np.abs(alpha[1:])
-    if hasattr(form, "K"):
-        K = np.abs(form.K)
-        fa, pen = abs(alpha[0]) + K @ theta, theta @ K @ theta
-    else:
-        B = abs(form.B)
-        fa, pen = abs(alpha[0]) + np.asarray(B @ theta).ravel(), theta @ theta
-    w = np.ones(form.n) if maj.loss.weights is None else maj.loss.weights
-    _, value, _ = evaluate(form, alpha, y, maj.loss, lam)
-    f = alpha[0] + form.apply(alpha[1:])
-    slope = np.abs(maj.loss.deriv(y * f))
-    return 4 * form.n * np.finfo(float).eps * (np.mean(w * slope * fa) + lam * pen + abs(value))
 
 
 def rounding_floor(maj, alpha, w):
