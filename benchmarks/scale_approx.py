@@ -87,7 +87,7 @@ def _dwd_case(spec):
     import kerndwd
     from kerndwd.engine import features
 
-    X, y = _cases.training_rows(spec["n"])
+    X, y = _cases.training_rows(spec["n"], spec.get("train_seed", _cases.TRAIN_SEED))
     Xv, yv = _cases.held_out_rows(N_HELD_OUT, _cases.VALIDATION_SEED)
     Xt, yt = _cases.held_out_rows(N_HELD_OUT, _cases.TEST_SEED)
     spent = {"map": 0.0, "features": 0.0}
@@ -129,7 +129,7 @@ def _sklearn_case(spec):
     from sklearn.kernel_approximation import Nystroem
     from sklearn.svm import LinearSVC
 
-    X, y = _cases.training_rows(spec["n"])
+    X, y = _cases.training_rows(spec["n"], spec.get("train_seed", _cases.TRAIN_SEED))
     Xv, yv = _cases.held_out_rows(N_HELD_OUT, _cases.VALIDATION_SEED)
     Xt, yt = _cases.held_out_rows(N_HELD_OUT, _cases.TEST_SEED)
     n, m = X.shape[0], spec["m"]
@@ -406,7 +406,7 @@ def main(argv=None):
         notes.append(f"- scikit-learn was not run at n = {', '.join(f'{n:.0e}' for n in sk_skipped)} "
                      f"(--sklearn-max-n {args.sklearn_max_n:.0e}): at n = {r['n']:.0e} its 10 LinearSVC fits took "
                      f"{r['solve_s']:.0f} s ({', '.join(f'{t:.0f}' for t in r['fit_per_C'])} s from the smallest C "
-                     "to the largest; liblinear's dual coordinate descent needs more epochs as C grows), and each "
+                     "to the largest; liblinear's solver needs more iterations as C grows), and each "
                      "epoch is linear in n.")
     skipped = [n for n in sizes if n > args.rff_max_n]
     if skipped and args.rff_m:
