@@ -220,9 +220,15 @@ def test_weighted_majorisers_accept_semidefinite_matrices():
     for P in (np.outer(v, v), np.outer(v, v) - 1e-14 * np.eye(4)):
         with pytest.raises(np.linalg.LinAlgError):
             np.linalg.cholesky(P)
-        x = spd_solver(P)(v)
-        assert np.isfinite(x).all() and x @ v > 0  # -x is a descent direction for gradient v
-        np.testing.assert_allclose(P @ x, v, rtol=1e-6)
+        for x in (spd_solver(P)(v), spd_solver(P, explicit=True)(v)):  # a solve, or R's explicit inverse
+            assert np.isfinite(x).all() and x @ v > 0  # -x is a descent direction for gradient v
+            np.testing.assert_allclose(P @ x, v, rtol=1e-6)
+    # a positive definite matrix: the explicit inverse is symmetric and inverts it
+    A = rng.normal(size=(5, 5))
+    P = A @ A.T + np.eye(5)
+    inv = np.column_stack([spd_solver(P, explicit=True)(e) for e in np.eye(5)])
+    assert np.array_equal(inv, inv.T)
+    np.testing.assert_allclose(inv @ P, np.eye(5), atol=1e-12)
     # gam = 0 and lambda far below the data: the majorisers' matrices are singular
     lin = LinearCholesky(LinearForm(np.c_[Xd[:, :1], Xd[:, :1]]), loss, gam=0.0)
     K = Xd @ Xd.T

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import lapack
 
 from .contract import LinearPenalty, Majoriser
 from .predictors import LinearPredictor
@@ -40,7 +41,7 @@ def check_finite_majoriser(A):
                          "rescale X or the weights (wt, sample_weight, class_weight: only their ratios matter)")
 
 
-def spd_solver(P):
+def spd_solver(P, explicit=False):
     """``rhs -> P^-1 rhs`` for a symmetric majoriser ``P`` that should be
     positive definite: by Cholesky, or, when rounding has left ``P``
     semidefinite or slightly indefinite (duplicated rows, zero weights,
@@ -49,16 +50,28 @@ def spd_solver(P):
     raised to a floor ``(size) * 2.2e-16 * max|eigenvalue|`` of rounding.  The
     floored matrix lies above ``P``, so it still majorises: the MM step
     stays a descent step.  The fallback is taken only where Cholesky fails,
-    so the iterates of well-posed problems are untouched."""
-    try:
-        factor = linalg.cho_factor(P, lower=False, check_finite=False)
-    except linalg.LinAlgError:
-        evals, evecs = linalg.eigh(0.5 * (P + P.T), check_finite=False)
-        top = float(np.abs(evals).max())
-        floor = max(P.shape[0] * np.finfo(float).eps * top, np.finfo(float).tiny)
-        inv = 1.0 / np.maximum(evals, floor)
-        return lambda rhs: evecs @ (inv * (evecs.T @ rhs))
-    return lambda rhs: linalg.cho_solve(factor, rhs, check_finite=False)
+    so the iterates of well-posed problems are untouched.
+
+    With ``explicit=True`` a successful factor is turned into the full
+    inverse (LAPACK ``potri``), as R's weighted linear solver forms it once
+    per lambda: each call is then one matrix-vector product instead of two
+    triangular solves.  The fallback stays the eigenbasis route, whose
+    order of operations keeps a floored near-null direction from
+    amplifying rounding (an explicit floored inverse would not)."""
+    factor, info = lapack.dpotrf(P, lower=False, clean=True)
+    if info == 0 and explicit:
+        inv, info = lapack.dpotri(factor, lower=False)
+        if info == 0:
+            upper = np.triu_indices_from(inv, 1)
+            inv.T[upper] = inv[upper]  # potri fills the upper triangle: mirror it
+            return lambda rhs: inv @ rhs
+    if info == 0:
+        return lambda rhs: linalg.cho_solve((factor, False), rhs, check_finite=False)
+    evals, evecs = linalg.eigh(0.5 * (P + P.T), check_finite=False)
+    top = float(np.abs(evals).max())
+    floor = max(P.shape[0] * np.finfo(float).eps * top, np.finfo(float).tiny)
+    inv = 1.0 / np.maximum(evals, floor)
+    return lambda rhs: evecs @ (inv * (evecs.T @ rhs))
 
 
 class LinearEigen(LinearPenalty, Majoriser):
@@ -198,7 +211,7 @@ class LinearCholesky(LinearPenalty, Majoriser):
         n, M, form = self.n, self.loss.lipschitz, self.form
         P = self.A.copy()
         P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += 2.0 * n * lam / M
-        solve = spd_solver(P)
+        solve = spd_solver(P, explicit=True)  # R's explicit inverse, once per lambda
         penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
         penalty_scale[0] = 0.0
 
