@@ -50,6 +50,7 @@ from hypothesis.extra import numpy as hnp
 
 import kerndwd
 from kerndwd.engine import FactorCache, Problem, build_majoriser, mm_path, run_path
+from kerndwd.engine.loss import loss_derivs_and_curvatures
 
 from _rounding import objective_rounding
 
@@ -382,11 +383,18 @@ def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
 
 @given(datasets(unbalanced=True), qs, lams)
 @settings(max_examples=FIT_EXAMPLES)
+@example(  # found by the dev profile: q = 92 leaves the intercept's curvature at 4e-9, and two fits
+    # at gradient 1e-10 differ by 0.013 in b with the same objective
+    data_xy=(np.array([-0.73320705, -2.0, 0.11143156, 1.08222353, -1.68587017, -0.0, 1.29653013, 1.44405222, 0.0,
+                       -1.11057222, -1.0, -1.16754878, 0.0])[:, None],
+             np.array([-1.0, 1, 1, 1, 1, -1, 1, 1, 1, -1, -1, -1, 1])),
+    q=92.01319602552812, lam=0.054317392969812216)
 def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
     """(4.2) with ``K = X X'`` is (3.1): by the representer theorem
     ``beta = X' alpha``.  The kernel solver (Algorithm 2, ``KernelEigen`` on
     ``X X'``) and the linear solver (Algorithm 1, ``LinearEigen`` on ``X``)
-    reach the same decision values (converged, 2e-6 relative), and
+    reach the same objective and the same decision values (converged, 2e-6
+    relative, or what the gradient rule pins where F is nearly flat), and
     ``X' alpha`` equals ``beta``.  Where MM needs more than ``MAXIT`` passes
     (ill-conditioned draws at large q), both forms are solved by Newton."""
     X, y = data_xy
@@ -407,8 +415,31 @@ def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
         r_ker = run_path(maj_ker, replace(ker, method="newton", accelerate=False))
     assert r_lin.jerr == 0 and r_ker.jerr == 0
     a_lin, a_ker = r_lin.alpha[:, 0], r_ker.alpha[:, 0]
-    f_lin = a_lin[0] + X @ a_lin[1:]
-    f_ker = a_ker[0] + X @ (X.T @ a_ker[1:])
-    assert_same_f(f_ker, f_lin)
     beta_ker = X.T @ a_ker[1:]
-    assert np.abs(beta_ker - a_lin[1:]).max() <= F_TOL * max(1.0, np.abs(a_lin[1:]).max())
+    f_lin = a_lin[0] + X @ a_lin[1:]
+    f_ker = a_ker[0] + X @ beta_ker
+    assert abs(r_lin.objective[0] - r_ker.objective[0]) <= 1e-9 * r_lin.objective[0]
+    # Both stop at a gradient below eps; where F is nearly flat (q near 100: V_q' dies
+    # within a few percent beyond the knot, so the intercept's curvature can be 1e-9)
+    # that pins the coefficients only to |grad| / (least curvature): to first order,
+    # with a factor 2 for the change of the Hessian between the two points.
+    loose = 2.0 * (coefficient_error(X, y, a_lin[0], a_lin[1:], q, lam)
+                   + coefficient_error(X, y, a_ker[0], beta_ker, q, lam))
+    reach = float(np.sqrt(1.0 + (X * X).sum(axis=1)).max())
+    assert_same_f(f_ker, f_lin, tol=F_TOL + reach * loose)
+    assert np.abs(beta_ker - a_lin[1:]).max() <= F_TOL * max(1.0, np.abs(a_lin[1:]).max()) + loose
+
+
+def coefficient_error(X, y, b, beta, q, lam):
+    """``||grad F|| / (least eigenvalue of the Hessian)`` of (3.1) at ``(b, beta)``
+    (generalized second derivative of ``V_q``): to first order, how far the
+    point can be from the optimum."""
+    n = X.shape[0]
+    Z = np.hstack([np.ones((n, 1)), X])
+    d, c = loss_derivs_and_curvatures(y * (b + X @ beta), q)
+    grad = Z.T @ (y * d) / n
+    grad[1:] += 2.0 * lam * beta
+    hess = Z.T @ (c[:, None] * Z) / n
+    hess[1:, 1:] += 2.0 * lam * np.eye(X.shape[1])
+    least = float(np.linalg.eigvalsh(hess)[0])
+    return float(np.linalg.norm(grad)) / max(least, np.finfo(float).tiny)
