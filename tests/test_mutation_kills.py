@@ -641,6 +641,24 @@ def test_heavy_weights_give_the_fit_of_light_ones_at_lambda_over_their_scale(sto
     assert short_h.unfinished[2] == pytest.approx(c * short_l.unfinished[2], rel=1e-6)
 
 
+def test_any_power_of_two_scale_gives_the_same_fit():
+    """``DWDLoss(q, w, scale=s)`` keeps ``w / s`` and run_path solves at ``lambda / s``:
+    the fit, objective and gradient norm are those of the unscaled loss."""
+    X, y = _data()
+    w = _unit_weights(len(y))
+    lams = [1.0, 0.1]
+    ref = Problem.from_arrays(X, y, lams, weights=w, stop="kkt", eps=1e-8, method="mm")
+    want = loop.run_path(_majoriser(ref), ref)
+    for s in (2.0, 0.5, 2.0**20):
+        problem = replace(ref, loss=DWDLoss(1.0, w, scale=s))
+        got = loop.run_path(_majoriser(problem), problem)
+        assert got.jerr == 0
+        np.testing.assert_allclose(got.lambdas, lams, rtol=1e-15)
+        np.testing.assert_allclose(got.alpha, want.alpha, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(got.objective, want.objective, rtol=1e-9)
+        assert (got.kkt <= 1e-8).all()
+
+
 def test_rescaled_lambdas_outside_the_solvable_range_are_refused():
     """Refused with a ValueError, with no floating-point warning on the way, even
     where lambda / scale under- or overflows."""
