@@ -50,6 +50,7 @@ from hypothesis.extra import numpy as hnp
 
 import kerndwd
 from kerndwd.engine import FactorCache, Problem, build_majoriser, mm_path, run_path
+from kerndwd.engine.loop import jerr_diverged
 from kerndwd.engine.loss import loss_derivs_and_curvatures
 
 from _rounding import objective_rounding
@@ -389,6 +390,10 @@ def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
                        -1.11057222, -1.0, -1.16754878, 0.0])[:, None],
              np.array([-1.0, 1, 1, 1, 1, -1, 1, 1, 1, -1, -1, -1, 1])),
     q=92.01319602552812, lam=0.054317392969812216)
+@example(  # found by the dev profile: Newton on the linear form gives up at 1.0013e-10
+    data_xy=(np.array([[-1.76929402, 0.12736031], [0.0, 1.0], [-0.74238586, 0.0], [-0.74238586, 0.99998999],
+                       [2.0, -1.53702426]]), np.array([-1.0, 1, 1, -1, 1])),
+    q=19.314663510229263, lam=0.20661756902028344)
 def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
     """(4.2) with ``K = X X'`` is (3.1): by the representer theorem
     ``beta = X' alpha``.  The kernel solver (Algorithm 2, ``KernelEigen`` on
@@ -413,12 +418,11 @@ def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
         # more than MAXIT passes to reach 1e-10): the same forms, solved by Newton
         r_lin = run_path(maj_lin, replace(lin, method="newton", accelerate=False))
         r_ker = run_path(maj_ker, replace(ker, method="newton", accelerate=False))
-    assert r_lin.jerr == 0 and r_ker.jerr == 0
-    a_lin, a_ker = r_lin.alpha[:, 0], r_ker.alpha[:, 0]
+    (a_lin, obj_lin), (a_ker, obj_ker) = solution(r_lin), solution(r_ker)
     beta_ker = X.T @ a_ker[1:]
     f_lin = a_lin[0] + X @ a_lin[1:]
     f_ker = a_ker[0] + X @ beta_ker
-    assert abs(r_lin.objective[0] - r_ker.objective[0]) <= 1e-9 * r_lin.objective[0]
+    assert abs(obj_lin - obj_ker) <= 1e-9 * obj_lin
     # Both stop at a gradient below eps; where F is nearly flat (q near 100: V_q' dies
     # within a few percent beyond the knot, so the intercept's curvature can be 1e-9)
     # that pins the coefficients only to |grad| / (least curvature): to first order,
@@ -428,6 +432,21 @@ def test_linear_kernel_solver_matches_linear_solver(data_xy, q, lam):
     reach = float(np.sqrt(1.0 + (X * X).sum(axis=1)).max())
     assert_same_f(f_ker, f_lin, tol=F_TOL + reach * loose)
     assert np.abs(beta_ker - a_lin[1:]).max() <= F_TOL * max(1.0, np.abs(a_lin[1:]).max()) + loose
+
+
+def solution(result):
+    """The one column of a one-lambda result and its objective.  Where F is
+    nearly flat a solver can stop just short of ``EPS_KKT = 1e-10``: MM once its
+    descent per pass falls below the rounding of F, Newton at its rounding
+    guard (a dev-profile draw, q = 19, gave up at 1.0013e-10); its point, a
+    gradient within 10 times eps, is then the one to compare, and
+    :func:`coefficient_error` takes that gradient into account."""
+    if result.jerr == 0:
+        return result.alpha[:, 0], result.objective[0]
+    assert not jerr_diverged(result.jerr) and result.unfinished is not None
+    alpha, objective, grad_norm = result.unfinished
+    assert grad_norm <= 10 * EPS_KKT, grad_norm
+    return alpha, objective
 
 
 def coefficient_error(X, y, b, beta, q, lam):
