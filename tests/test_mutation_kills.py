@@ -663,16 +663,17 @@ def test_rescaled_lambdas_outside_the_solvable_range_are_refused():
     """Refused with a ValueError, with no floating-point warning on the way, even
     where lambda / scale under- or overflows."""
     X, y = _data()
-    cases = [([1e-20], 1e300),    # 1e-20 / 2^997: subnormal
-             ([1e-300], 1e300),   # 1e-300 / 2^997: underflows to 0
-             ([1.0], 1e-300),     # 1 * 2^997 > 1e200
-             ([1e10], 1e-300)]    # 1e10 * 2^997 overflows
-    for lams, weight in cases:
+    # the message names both arguments involved and the way out
+    cases = [([1e-20], 1e300, "below the smallest"),    # 1e-20 / 2^997: subnormal
+             ([1e-300], 1e300, "below the smallest"),   # 1e-300 / 2^997: underflows to 0
+             ([1.0], 1e-300, "use smaller lambdas"),    # 1 * 2^997 > 1e200
+             ([1e10], 1e-300, "use smaller lambdas")]   # 1e10 * 2^997 overflows
+    for lams, weight, words in cases:
         problem = Problem.from_arrays(X, y, lams, weights=np.full(len(y), weight))
         maj = _majoriser(problem)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match=r"(?s)^lambdas .*weights.*" + words + r".*rescale the weights"):
                 loop.run_path(maj, problem)
     inside = Problem.from_arrays(X, y, [1e-150], weights=np.full(len(y), 1e-300))  # ~1e150: solvable
     res = loop.run_path(_majoriser(inside), inside)
