@@ -128,6 +128,16 @@ def indefinite_beyond_rounding(kern, X):
     return bool(e[0] < -X.shape[0] * np.finfo(float).eps * np.abs(e).max())
 
 
+def assert_same_function(p1, p2, X, kern, tol=F_TOL):
+    """Two one-column fits of problems with one optimum agree on the training
+    rows and, where F is convex (the computed K semi-definite to rounding, see
+    :func:`indefinite_beyond_rounding`), also off them."""
+    assert_same_f(link(p1, X), link(p2, X), tol)
+    if not indefinite_beyond_rounding(kern, X):
+        newx = X[:3] * 0.5 + 0.1
+        assert_same_f(link(p1, newx), link(p2, newx), tol)
+
+
 def assert_same_f(f1, f2, tol=F_TOL):
     scale = max(1.0, float(np.abs(f2).max()))
     assert np.abs(f1 - f2).max() <= tol * scale, np.abs(f1 - f2).max()
@@ -314,8 +324,7 @@ def test_unit_weights_reproduce_unweighted_fit(data_xy, q, lam, kern):
     p1 = fit_converged(X, y, lam, kern, q)
     p2 = fit_converged(X, y, lam, kern, q, wt=np.ones(X.shape[0]))
     assert p1.solver[0] != "w" and p2.solver[0] == "w"
-    newx = np.vstack([X, X[:3] * 0.5 + 0.1])
-    assert_same_f(link(p2, newx), link(p1, newx))
+    assert_same_function(p2, p1, X, kern)
     assert abs(p1.objective[0] - p2.objective[0]) <= 1e-9 * p1.objective[0]
 
 
@@ -364,6 +373,10 @@ def check_duplicated_row(X, y, q, lam, kern, k):
 
 @given(datasets(unbalanced=True), qs, lams, kernels(), st.floats(0.1, 10.0), st.data())
 @settings(max_examples=FIT_EXAMPLES)
+@example(  # found by the dev profile: rows 0 and 1e-5 under a Laplace kernel (an indefinite K, see
+    # indefinite_beyond_rounding): the fits agree on the training rows, and differ by 2e-5 off them
+    data_xy=(np.array([[1e-5], [1.0]] + [[0.0]] * 5), np.array([1.0, 1, -1, -1, -1, -1, -1])),
+    q=1.0, lam=0.1, kern=kerndwd.laplacedot(1.0), c=6.0, data=None)
 def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
     """``(1/n) sum c w_i V_q + lambda ||f||^2 = c [(1/n) sum w_i V_q + (lambda/c) ||f||^2]``:
     weights ``c w`` at penalty ``lambda`` give the same fit as weights ``w`` at
@@ -371,14 +384,13 @@ def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
     objectives differ by the factor ``c``)."""
     X, y = data_xy
     n = X.shape[0]
-    w = data.draw(hnp.arrays(np.float64, n, elements=st.floats(0.5, 2.0)))
+    w = np.full(n, 0.5) if data is None else data.draw(hnp.arrays(np.float64, n, elements=st.floats(0.5, 2.0)))
     if abs(np.sum(w * y)) < 0.5:
         w = w.copy()
         w[y > 0] *= 2.0  # make the classes' total weights differ (unique optimum)
     p1 = fit_converged(X, y, lam, kern, q, wt=c * w)
     p2 = fit_converged(X, y, lam / c, kern, q, wt=w)
-    newx = np.vstack([X, X[:3] * 0.5 + 0.1])
-    assert_same_f(link(p1, newx), link(p2, newx))
+    assert_same_function(p1, p2, X, kern)
     assert abs(p1.objective[0] - c * p2.objective[0]) <= 1e-9 * p1.objective[0]
 
 
