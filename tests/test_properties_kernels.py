@@ -15,6 +15,7 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from scipy.spatial import distance
 
 import kerndwd
 from kerndwd import kernels
@@ -119,12 +120,14 @@ def points_and_psd_kernel(draw):
 
 
 def _sq_dist_unrounded(x, y):
-    return -2.0 * kernels._half_sq_dist_neg(x, y)
+    """Squared distances from the differences (no cancellation to round away)."""
+    return distance.cdist(x, y, "sqeuclidean")
 
 
 @given(points_and_psd_kernel())
 @example(args=(np.array([[1.0], [6.103515625e-05], [0.0]]), kerndwd.besseldot(1.0, 0.0, 1)))
 @example(args=(np.array([[0.0], [0.0625], [1e-5]]), kerndwd.laplacedot(1.0)))
+@example(args=(np.full((4, 4), 0.82900091), kerndwd.laplacedot(1.0)))  # duplicates: |x|^2 + |y|^2 - 2 x'y != 0
 def test_kernel_matrix_psd(args):
     """Mercer's condition behind (4.1)-(4.2): the rbf, laplace, anova and Bessel
     kernel matrices are positive semidefinite on any points (smallest
@@ -137,8 +140,10 @@ def test_kernel_matrix_psd(args):
     the second example's rows 0 and 1e-5 become one point to each other but
     not to the row 0.0625, and the matrix is indefinite by 1.3e-10 of its
     largest eigenvalue.  For them the same kernel without that rounding must
-    be positive semidefinite, and the rounded matrix may fall below it by no
-    more than the rounding moved it (its spectral norm)."""
+    be positive semidefinite (distances formed from the differences, which
+    leave no cancellation for the square root to amplify), and the rounded
+    matrix may fall below it by no more than the rounding moved it (its
+    spectral norm)."""
     X, kern = args
     K = kern(X)
     slack = 0.0
