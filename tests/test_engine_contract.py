@@ -20,7 +20,7 @@ from scipy import linalg, sparse
 
 import kerndwd
 from kerndwd.engine import (FactorCache, FeatureDesign, Problem, build_majoriser, design_names, evaluate,
-                            method_names, method_settings, run_path)
+                            method_names, method_settings, mm_path, run_path)
 from kerndwd.engine import designs as designs_module
 from kerndwd.engine import register_design
 from kerndwd.engine.contract import COEF_SPACES, Form, Majoriser, Predictor, check_majoriser
@@ -281,3 +281,23 @@ def test_classifier_cv_is_tune_with_one_target():
     tuned = kerndwd.tune(X, y, lam, qvals=(0.5, 2), kern=kern, foldid=est.cv_results_["foldid"])
     for iq in range(2):
         np.testing.assert_allclose(est.cv_results_["cvm"][iq], tuned.cvres[iq].cvm, atol=0.05)
+
+
+@pytest.mark.parametrize("kern", [kerndwd.vanilladot(), kerndwd.rbfdot(0.5)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_from_alpha_inverts_to_alpha(kern, weighted):
+    """A path can start from given coefficients (``mm_path(start=)``): every
+    majoriser maps intercept-first coefficients to its coordinates and back."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    w = rng.uniform(0.5, 2.0, 30) if weighted else None
+    problem = Problem.from_arrays(X, y, [0.1], weights=w, kern=kern)
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    alpha = rng.standard_normal(maj.ncoef)
+    np.testing.assert_allclose(maj.to_alpha(maj.from_alpha(alpha)), alpha, rtol=1e-12, atol=1e-12)
+    # and a path started at its own optimum stays there
+    fit = mm_path(maj, replace(problem, stop="kkt", eps=1e-9))
+    again = mm_path(maj, replace(problem, stop="kkt", eps=1e-9), start=fit.alpha[:, 0])
+    assert again.npass[0] == 1
+    np.testing.assert_allclose(again.alpha, fit.alpha, rtol=1e-12, atol=1e-14)

@@ -350,3 +350,51 @@ def test_a_lambda_newton_stops_short_on_is_fitted_by_mm():
     mm = kerndwd.fit(X, y, [0.1], method="mm", **kw)
     assert newton.jerr == 0 and newton.kkt[0] <= 1e-10
     np.testing.assert_allclose(newton.objective, mm.objective, rtol=1e-12)
+
+
+def test_mm_continues_where_newton_stops_short():
+    """Where Newton stops short on a lambda, the MM iteration continues the
+    path from Newton's last iterate: the lambdas Newton finished are kept as
+    they are, the rest are fitted to the gradient rule, and the stopped
+    lambda's ``npass`` adds both solvers' iterations.  (Newton is made to
+    stop short by a small budget, and the continuation then given the
+    path's full budget.)"""
+    from unittest import mock
+
+    import kerndwd.engine.newton as newton_module
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    lambdas = [1.0, 0.1, 0.01, 0.001]
+    full = Problem.from_arrays(X, y, lambdas, stop="kkt", eps=1e-10, method="newton")
+    maj = build_majoriser(full, FactorCache(X, full.kern))
+    alone = newton_path(maj, full)
+    assert alone.jerr == 0
+    budget = int(alone.npass[:2].sum()) + 1  # Newton runs out on the third lambda
+    short = Problem.from_arrays(X, y, lambdas, stop="kkt", eps=1e-10, method="newton", maxit=budget)
+    newton_only = newton_path(maj, short, callback=lambda *args: None)  # a callback: no continuation
+    assert newton_only.jerr == -3 and newton_only.lambdas.size == 2
+    with mock.patch.object(newton_module, "_newton_path", lambda *args: newton_only):
+        res = newton_path(maj, full)
+    assert res.jerr == 0 and res.lambdas.size == 4 and (res.kkt <= 1e-10).all()
+    np.testing.assert_array_equal(res.alpha[:, :2], newton_only.alpha)
+    np.testing.assert_array_equal(res.npass[:2], newton_only.npass[:2])
+    assert res.npass[2] > newton_only.npass[2]
+    # the same optimum as Newton with enough budget
+    np.testing.assert_allclose(res.objective, alone.objective, rtol=1e-10)
+
+
+def test_followed_by_counts_jerr_along_the_whole_path():
+    from kerndwd.engine.loop import PathResult, diverged_jerr
+
+    first = PathResult(alpha=np.ones((3, 1)), lambdas=np.array([1.0]), npass=np.array([4, 2, 0]), jerr=-2,
+                       objective=np.array([0.5]), kkt=np.array([1e-9]))
+    for rest_jerr, whole in ((-1, -2), (diverged_jerr(0), diverged_jerr(1)), (0, 0)):
+        done = 0 if rest_jerr else 2
+        rest = PathResult(alpha=np.zeros((3, done)), lambdas=np.array([0.1, 0.01][:done]), npass=np.array([7, 0]),
+                          jerr=rest_jerr, objective=np.zeros(done), kkt=np.zeros(done))
+        out = first.followed_by(rest)
+        assert out.jerr == whole
+        assert out.npass.tolist() == [4, 9, 0] and out.lambdas.size == 1 + done
+        assert out.alpha.shape == (3, 1 + done)

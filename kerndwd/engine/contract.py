@@ -128,6 +128,11 @@ class Majoriser(ABC):
         """Intercept-first coefficients ``(b0, theta)`` from ``coord`` (a copy)."""
         return coord.copy()
 
+    def from_alpha(self, alpha) -> np.ndarray:
+        """The majoriser's coordinates of intercept-first coefficients (a copy):
+        the inverse of :meth:`to_alpha`, to start a path from a given point."""
+        return np.array(alpha, dtype=float)
+
     @abstractmethod
     def penalty_at(self, coord, f) -> float:
         """``||f||^2`` at ``coord``; ``f`` are the current decision values."""

@@ -50,6 +50,9 @@ class KernelEigen(Majoriser):
     def to_alpha(self, coord):
         return np.concatenate(([coord[0]], self.U @ coord[1:]))
 
+    def from_alpha(self, alpha):
+        return np.concatenate(([alpha[0]], self.U.T @ alpha[1:]))
+
     def penalty_at(self, coord, f):
         return float(coord[1:] @ (self.e * coord[1:]))  # alpha' K alpha in the eigenbasis
 

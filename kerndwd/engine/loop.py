@@ -369,6 +369,24 @@ class PathResult:
                    (unfinished[0], unfinished[1], stable_norm(unfinished[2])))
 
 
+    def followed_by(self, rest):
+        """This result's finished lambdas, then ``rest``: the same path continued
+        by another solver from the lambda this one stopped on.  ``npass`` of
+        that lambda adds both solvers' iterations; ``jerr`` is counted along
+        the whole path."""
+        done = self.lambdas.size
+        npass = np.concatenate((self.npass[:done], rest.npass))
+        npass[done] += self.npass[done]
+        jerr = rest.jerr
+        if jerr:
+            shifted = done + jerr_lambda(jerr) - 1  # 0-based, along the whole path
+            jerr = diverged_jerr(shifted) if jerr_diverged(jerr) else -(shifted + 1)
+        return PathResult(alpha=np.hstack((self.alpha, rest.alpha)),
+                          lambdas=np.concatenate((self.lambdas, rest.lambdas)), npass=npass, jerr=jerr,
+                          objective=np.concatenate((self.objective, rest.objective)),
+                          kkt=np.concatenate((self.kkt, rest.kkt)), unfinished=rest.unfinished)
+
+
 def evaluate(form, alpha, y, loss, lam):
     """Decision values ``f``, the objective ``F`` and its gradient with respect to
     ``(b0, theta)`` at intercept-first coefficients ``alpha``, with one product
@@ -428,7 +446,7 @@ def _where_it_is(rows):
     return rows
 
 
-def mm_path(majoriser, problem, callback=None):
+def mm_path(majoriser, problem, callback=None, start=None):
     """Run the MM iteration of ``majoriser`` along ``problem.lambdas``.
 
     From ``problem`` it reads the labels ``y`` (+-1), the lambdas (sorted
@@ -467,6 +485,9 @@ def mm_path(majoriser, problem, callback=None):
         The problem it was built for.
     callback : callable, optional
         ``callback(l, lam, coord, f)`` after each pass.
+    start : ndarray, optional
+        Intercept-first coefficients to start the first lambda from (a warm
+        start, e.g. where another path solver stopped); default zero.
 
     Returns
     -------
@@ -486,10 +507,10 @@ def mm_path(majoriser, problem, callback=None):
     ([12, 26], True)
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _mm_path(majoriser, problem, callback)
+        return _mm_path(majoriser, problem, callback, start)
 
 
-def _mm_path(majoriser, problem, callback):
+def _mm_path(majoriser, problem, callback, start_alpha=None):
     loss, form = majoriser.loss, majoriser.form
     # a form whose rows live elsewhere (a Dask cluster) stores each new iterate's f there
     keep_rows = getattr(form, "keep_rows", _where_it_is)
@@ -498,8 +519,12 @@ def _mm_path(majoriser, problem, callback):
     needs_decisions = majoriser.needs_decisions
     nlam = len(lambdas)
     wy = loss.weighted_labels(y)
-    coord = majoriser.zero()
-    f = np.zeros_like(y, dtype=float)  # chunked like y when the rows are a Dask array
+    if start_alpha is None:
+        coord = majoriser.zero()
+        f = np.zeros_like(y, dtype=float)  # chunked like y when the rows are a Dask array
+    else:
+        coord = majoriser.from_alpha(start_alpha)
+        f = keep_rows(start_alpha[0] + form.apply(start_alpha[1:]))
     npass = np.zeros(nlam, dtype=int)
     finished = []
     total = 0

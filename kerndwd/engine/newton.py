@@ -504,10 +504,10 @@ def newton_path(majoriser, problem, callback=None):
     PathResult
         ``npass`` counts Newton iterations; ``kkt[l] <= eps`` for every column.
         When Newton stops short of ``eps`` on a lambda (its rounding guard or
-        the budget) and no ``callback`` is given, the path is fitted again by
-        the MM iteration with momentum (:func:`kerndwd.engine.loop.mm_path`,
-        ``npass`` then counts MM passes), which is returned when it fits
-        every lambda or more of them.
+        the budget) and no ``callback`` is given, the MM iteration with
+        momentum (:func:`kerndwd.engine.loop.mm_path`) continues the path from
+        Newton's last iterate there; the lambdas Newton finished are kept, and
+        ``npass`` of the lambda it stopped on adds both solvers' iterations.
 
     Raises
     ------
@@ -534,10 +534,13 @@ def newton_path(majoriser, problem, callback=None):
     if result.jerr < 0 and not jerr_diverged(result.jerr) and callback is None:
         # Newton stopped short (its rounding guard, or the budget): on degenerate problems
         # (large q, a rank-deficient K) rounding can hold its gradient above a tight eps
-        # that the MM iteration, whose every pass descends, still reaches
-        fallback = mm_path(majoriser, replace(problem, accelerate=True))
-        if fallback.jerr == 0 or fallback.lambdas.size > result.lambdas.size:
-            return fallback
+        # that MM, whose every pass descends, still reaches: MM continues the path from
+        # Newton's last iterate, the lambdas Newton finished kept as they are
+        done = result.lambdas.size
+        start = None if result.unfinished is None else result.unfinished[0]
+        rest = mm_path(majoriser, replace(problem, lambdas=problem.lambdas[done:], accelerate=True), start=start)
+        if rest.lambdas.size:
+            return result.followed_by(rest)
     return result
 
 
