@@ -95,7 +95,7 @@ class LinearEigen(LinearPenalty, Majoriser):
         self._gram_eig, self._gam = gram_eig, gam
 
     def at_lambda(self, lam):
-        n, M, V, form = self.n, self.loss.lipschitz, self.evecs, self.form
+        n, M, form = self.n, self.loss.lipschitz, self.form
         c = 2.0 * n * lam / M
         if c > LARGE_PENALTY * self.evals[-1]:
             step_matrix = self._bordered_step_matrix(c)
