@@ -49,7 +49,8 @@ import numpy as np
 import kerndwd
 
 from .common import (FIT_CASES, R_RECORDED, TABLE1_LAMBDAS, Report, r_package_status, ratio, seconds, svm_cost,
-                     table1, time_call)
+                     table1)
+from ._report import median_seconds
 
 EXAMPLES = (1, 2, 3, 4)
 RBF_CASES = ("rbf200-path100", "rbf200-path100-weighted", "rbf1000-path10", "rbf1000-path10-weighted",
@@ -108,7 +109,7 @@ def time_linear_svc(X, y, costs, reps, train_sets=None):
                 for C in costs:
                     LinearSVC(C=C, loss="hinge", dual=True, max_iter=100000).fit(X[rows], y[rows])
 
-    return time_call(run, reps)[0]
+    return median_seconds(run, reps)[0]
 
 
 def time_svc(X, y, sigma, costs, reps, weighted=False):
@@ -121,7 +122,7 @@ def time_svc(X, y, sigma, costs, reps, weighted=False):
         for C in costs:
             SVC(C=C, kernel="rbf", gamma=sigma, class_weight=weights).fit(X, y)
 
-    return time_call(run, reps)[0]
+    return median_seconds(run, reps)[0]
 
 
 def time_ksvm(X, y, spec, costs, reps, weighted=False, train_sets=None):
@@ -155,8 +156,8 @@ def part_table1(report, args, solvers, sklearn_ok, kernlab_ok):
         kern = kerndwd.vanilladot()
         rows, ratios = [], {}
         for lam in TABLE1_LAMBDAS:
-            t_step, fit_step = time_call(lambda: kerndwd.fit(X, y, [lam], kern=kern), args.reps)
-            t_kkt, fit_kkt = time_call(lambda: kerndwd.fit(X, y, [lam], kern=kern, stop="kkt", eps=KKT_EPS),
+            t_step, fit_step = median_seconds(lambda: kerndwd.fit(X, y, [lam], kern=kern), args.reps)
+            t_kkt, fit_kkt = median_seconds(lambda: kerndwd.fit(X, y, [lam], kern=kern, stop="kkt", eps=KKT_EPS),
                                        args.reps)
             cells, objectives = {}, []
             for solver in solvers:
@@ -204,7 +205,7 @@ def part_rbf(report, args, solvers, sklearn_ok, kernlab_ok):
         X, y, wt, lambdas = case.data()
         n = X.shape[0]
         reps = max(1, args.reps // (1 if n <= 200 else 4 if n <= 1000 else 7))
-        ours, path = time_call(case.call(kerndwd), reps)
+        ours, path = median_seconds(case.call(kerndwd), reps)
         costs = [svm_cost(lam, n) for lam in lambdas]
         cells = []
         if name in R_RECORDED:
@@ -235,7 +236,7 @@ def part_cv(report, args, solvers, sklearn_ok, kernlab_ok):
     X, y = table1(1)
     n = X.shape[0]
     lambdas = 10.0 ** np.linspace(3, -3, 100)
-    ours, res = time_call(lambda: kerndwd.cv(X, y, lambdas, kern=kerndwd.vanilladot(), nfolds=5, random_state=0),
+    ours, res = median_seconds(lambda: kerndwd.cv(X, y, lambdas, kern=kerndwd.vanilladot(), nfolds=5, random_state=0),
                           max(1, args.reps // 4))
     foldid = res.foldid
     train_sets = [np.flatnonzero(foldid != k) for k in range(1, 6)]

@@ -41,22 +41,25 @@ def case(name, description):
     return register
 
 
-def _table1(seed=1):
+def table1(example=1, seed=1):
+    """Table 1's data set ``example`` (n = 500, p = 50), drawn from ``seed``."""
     from kerndwd import datasets
 
-    return datasets.make_table1_example(1, random_state=seed)
+    return datasets.make_table1_example(example, random_state=seed)
 
 
-def _circle(n, seed):
+def circle(n, seed):
+    """R's timing data: ``x`` standard normal in 2-D, ``y = +1`` where
+    ``|x|^2 + 0.4 N(0, 1) > 1.4``, else -1."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 2))
-    y = np.where((X**2).sum(axis=1) + 0.4 * rng.standard_normal(n) > 1.4, 1, -1)
+    y = np.where((X**2).sum(axis=1) + 0.4 * rng.standard_normal(n) > 1.4, 1.0, -1.0)
     return X, y
 
 
 def _lin_single(lam):
     def build(kd):
-        X, y = _table1()
+        X, y = table1()
         return lambda: kd.fit(X, y, [lam], kern=kd.vanilladot())
     return build
 
@@ -67,14 +70,14 @@ for _lam in (0.01, 1.0, 100.0):
 
 @case("linear-path5", "linear n=500 p=50, 5-lambda path 100..0.01")
 def _(kd):
-    X, y = _table1()
+    X, y = table1()
     lam = [100.0, 10.0, 1.0, 0.1, 0.01]
     return lambda: kd.fit(X, y, lam, kern=kd.vanilladot())
 
 
 @case("linear-path5-weighted", "same, weighted (2 on class +1, 0.5 on class -1)")
 def _(kd):
-    X, y = _table1()
+    X, y = table1()
     lam = [100.0, 10.0, 1.0, 0.1, 0.01]
     wt = np.where(y > 0, 2.0, 0.5)
     return lambda: kd.fit(X, y, lam, kern=kd.vanilladot(), wt=wt)
@@ -82,28 +85,28 @@ def _(kd):
 
 @case("linear-path5-kkt", "same data, 5-lambda path, stop='kkt' eps=1e-8")
 def _(kd):
-    X, y = _table1()
+    X, y = table1()
     lam = [100.0, 10.0, 1.0, 0.1, 0.01]
     return lambda: kd.fit(X, y, lam, kern=kd.vanilladot(), stop="kkt", eps=1e-8)
 
 
 @case("rbf200-path100", "rbf sigma=1, circle n=200, 100 lambdas 1e3..1e-3")
 def _(kd):
-    X, y = _circle(200, 202)
+    X, y = circle(200, 202)
     lam = 10.0 ** np.linspace(3, -3, 100)
     return lambda: kd.fit(X, y, lam, kern=kd.rbfdot(sigma=1.0))
 
 
 @case("rbf1000-path10", "rbf sigma=1, circle n=1000, 10 lambdas 10..1e-3")
 def _(kd):
-    X, y = _circle(1000, 1300)
+    X, y = circle(1000, 1300)
     lam = 10.0 ** np.linspace(1, -3, 10)
     return lambda: kd.fit(X, y, lam, kern=kd.rbfdot(sigma=1.0))
 
 
 @case("rbf1000-path10-weighted", "same, weighted as above")
 def _(kd):
-    X, y = _circle(1000, 1300)
+    X, y = circle(1000, 1300)
     lam = 10.0 ** np.linspace(1, -3, 10)
     wt = np.where(y > 0, 2.0, 0.5)
     return lambda: kd.fit(X, y, lam, kern=kd.rbfdot(sigma=1.0), wt=wt)
@@ -111,13 +114,13 @@ def _(kd):
 
 @case("cv-linear-500", "cv, linear n=500 p=50, 5 folds, 100 lambdas")
 def _(kd):
-    X, y = _table1()
+    X, y = table1()
     return lambda: kd.cv(X, y, None, kern=kd.vanilladot(), nfolds=5, random_state=0)
 
 
 @case("tune-rbf-300", "tune, rbf n=300, q in (0.5, 1, 4), 5 folds, 20 lambdas")
 def _(kd):
-    X, y = _circle(300, 7)
+    X, y = circle(300, 7)
     lam = 10.0 ** np.linspace(1, -3, 20)
     return lambda: kd.tune(X, y, lam, qvals=(0.5, 1, 4), kern=kd.rbfdot(sigma=1.0), nfolds=5,
                            random_state=0)

@@ -16,6 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+# the timing cases' data generators are bench_engine's: it is loaded by path against other
+# checkouts, so it holds them itself
+from .bench_engine import circle, table1  # noqa: F401 (re-exported for the scripts)
+
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = Path(__file__).resolve().parent / "output"
 
@@ -41,21 +45,6 @@ R_RECORDED_SOURCE = ("R kerndwd 2.0.3, second recording on the project's standar
 # --------------------------------------------------------------------------
 # data (the generators of the R recording; other draws, as R's generator is not reproduced here)
 # --------------------------------------------------------------------------
-def table1(example=1, seed=1):
-    """Table 1's data set ``example`` (n = 500, p = 50), drawn from ``seed``."""
-    from kerndwd import datasets
-
-    return datasets.make_table1_example(example, random_state=seed)
-
-
-def circle(n, seed):
-    """``x`` standard normal in 2-D, ``y = +1`` where ``|x|^2 + 0.4 N(0, 1) > 1.4``, else -1."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
-    y = np.where((X ** 2).sum(axis=1) + 0.4 * rng.standard_normal(n) > 1.4, 1.0, -1.0)
-    return X, y
-
-
 def class_weights(y):
     """The recording's weights: 2 on class +1, 0.5 on class -1."""
     return np.where(np.asarray(y) > 0, 2.0, 0.5)
@@ -90,40 +79,6 @@ def r_package_status(name):
 # --------------------------------------------------------------------------
 # timing
 # --------------------------------------------------------------------------
-def time_call(call, reps, warmup=1):
-    """The median wall-clock time of a call.
-
-    Parameters
-    ----------
-    call : callable
-        Called without arguments.
-    reps : int
-        Timed calls.
-    warmup : int
-        Untimed calls first (imports, caches, BLAS threads started).
-
-    Returns
-    -------
-    (float, object)
-        The median seconds of the timed calls, and the last call's result.
-
-    Examples
-    --------
-    >>> seconds, result = time_call(lambda: sum(range(10)), 3)
-    >>> result
-    45
-    """
-    result = None
-    for _ in range(warmup):
-        result = call()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        result = call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), result
-
-
 def blas_description():
     """The BLAS numpy links (name and version, from numpy's build configuration)."""
     try:

@@ -37,7 +37,8 @@ from kerndwd.engine import Problem, mm_path
 from kerndwd.engine.contract import LinearPenalty, Majoriser
 from kerndwd.engine.forms import DenseLinearForm
 
-from .common import FIT_CASES, R_RECORDED, R_RECORDED_SOURCE, Report, r_package_status, ratio, seconds, time_call
+from .common import FIT_CASES, R_RECORDED, R_RECORDED_SOURCE, Report, r_package_status, ratio, seconds
+from ._report import median_seconds
 
 #: cases of R's recording first, then the ones beside them
 CASES = ["linear-1lam-100", "linear-1lam-0.01", "linear-path5", "linear-path5-weighted", "rbf200-path100",
@@ -66,7 +67,7 @@ def time_live_r(case, reps):
 
     X, y, wt, lambdas = case.data()
     spec = {"name": "vanilladot"} if case.sigma is None else {"name": "rbfdot", "sigma": case.sigma}
-    seconds_, fit = time_call(lambda: rbridge.kerndwd_fit(X, y, spec, lambdas, wt=wt), reps)
+    seconds_, fit = median_seconds(lambda: rbridge.kerndwd_fit(X, y, spec, lambdas, wt=wt), reps)
     return seconds_, int(np.sum(fit["npass"]))
 
 
@@ -112,12 +113,8 @@ def weighted_gram(K, w, gam=1e-7):
 
 
 def _best(call, reps):
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    """Median seconds of ``reps`` calls, none of them a warm-up."""
+    return median_seconds(call, reps, warmup=False)[0]
 
 
 def floor_terms(case, passes):
@@ -181,7 +178,7 @@ def main(argv=None):
     for name in args.cases:
         case = FIT_CASES[name]
         reps = _reps(name, args.reps_scale)
-        ours, path = time_call(case.call(kerndwd), reps)
+        ours, path = median_seconds(case.call(kerndwd), reps)
         passes = int(path.npass.sum())
         if live:
             r_time, r_passes = time_live_r(case, max(1, reps // 5))
