@@ -444,6 +444,14 @@ def test_budget_counts_every_pass_of_the_path(stop, accelerate):
         assert value == pytest.approx(v, rel=1e-12) and grad_norm == pytest.approx(np.linalg.norm(g), rel=1e-9)
 
 
+def _three_lambdas(**options):
+    """A three-lambda problem, its majoriser and its unperturbed path."""
+    X, y = _data()
+    problem = Problem.from_arrays(X, y, [1.0, 0.1, 0.01], **options)
+    maj = _majoriser(problem)
+    return problem, maj, mm_path(maj, problem)
+
+
 class _Wrapped:
     """A real majoriser whose step at one lambda is replaced by ``steps(l, k, step, df, grad_sq)``."""
 
@@ -482,10 +490,7 @@ def _abandoned_at_second_lambda(res, maj, problem, clean):
 
 
 def test_a_non_finite_step_abandons_the_lambda_with_the_divergence_code():
-    X, y = _data()
-    problem = Problem.from_arrays(X, y, [1.0, 0.1, 0.01])
-    maj = _majoriser(problem)
-    clean = mm_path(maj, problem)
+    problem, maj, clean = _three_lambdas()
 
     def steps(l, k, step, df, grad_sq):
         return (step * np.inf, df, grad_sq) if l == 1 and k == 2 else (step, df, grad_sq)
@@ -497,10 +502,7 @@ def test_a_non_finite_step_abandons_the_lambda_with_the_divergence_code():
 
 @pytest.mark.parametrize("stop", ("step", "kkt"))
 def test_an_overflowing_iterate_abandons_the_lambda_quietly(stop):
-    X, y = _data()
-    problem = Problem.from_arrays(X, y, [1.0, 0.1, 0.01], stop=stop, eps=1e-8 if stop == "kkt" else 1e-5)
-    maj = _majoriser(problem)
-    clean = mm_path(maj, problem)
+    problem, maj, clean = _three_lambdas(stop=stop, eps=1e-8 if stop == "kkt" else 1e-5)
 
     def steps(l, k, step, df, grad_sq):
         if l == 1 and k == 1:  # a finite step too large to square
@@ -514,10 +516,7 @@ def test_an_overflowing_iterate_abandons_the_lambda_quietly(stop):
 
 
 def test_a_lambda_whose_objective_rises_is_abandoned():
-    X, y = _data()
-    problem = Problem.from_arrays(X, y, [1.0, 0.1, 0.01])
-    maj = _majoriser(problem)
-    clean = mm_path(maj, problem)
+    problem, maj, clean = _three_lambdas()
 
     def steps(l, k, step, df, grad_sq):
         if l == 1 and k == 1:  # uphill: the MM step reversed
