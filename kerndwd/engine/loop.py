@@ -371,9 +371,20 @@ class PathResult:
 
     def followed_by(self, rest):
         """This result's finished lambdas, then ``rest``: the same path continued
-        by another solver from the lambda this one stopped on.  ``npass`` of
-        that lambda adds both solvers' iterations; ``jerr`` is counted along
-        the whole path."""
+        by another solver from the lambda this one stopped on.
+
+        Parameters
+        ----------
+        rest : PathResult
+            The result for the lambdas from the one this result stopped on.
+
+        Returns
+        -------
+        PathResult
+            Both results' columns; ``npass`` of the lambda this one stopped on
+            adds both solvers' iterations; ``jerr`` and ``unfinished`` are
+            ``rest``'s, with ``jerr`` counted along the whole path.
+        """
         done = self.lambdas.size
         npass = np.concatenate((self.npass[:done], rest.npass))
         npass[done] += self.npass[done]
