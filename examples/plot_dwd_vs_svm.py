@@ -33,12 +33,17 @@ print(f"test error: DWD {err_dwd:.3f}, SVM {err_svm:.3f}, Bayes rule {bayes:.3f}
 grid = np.linspace(-2.5, 3.5, 200)
 G1, G2 = np.meshgrid(grid, grid)
 G = np.column_stack([G1.ravel(), G2.ravel()])
-fig, ax = plt.subplots(figsize=(6, 6))
-ax.scatter(X[:, 0], X[:, 1], c=np.where(y > 0, "tab:red", "tab:blue"), s=12)
+fig, ax = plt.subplots(figsize=(7.5, 6))
+ax.scatter(X[y > 0, 0], X[y > 0, 1], color="tab:red", s=12, label="class +1")
+ax.scatter(X[y < 0, 0], X[y < 0, 1], color="tab:blue", s=12, label="class -1")
 for values, color, label in [(dwd.decision_function(G)[:, 0], "black", "DWD"),
                              (svm.decision_function(G), "tab:green", "SVM"),
                              (model.bayes_log_ratio(G), "tab:purple", "Bayes")]:
     ax.contour(G1, G2, values.reshape(G1.shape), levels=[0.0], colors=color, linewidths=1.2)
     ax.plot([], [], color=color, label=label)
-ax.legend(loc="upper right")
+# the legend beside the axes, where it hides no point
+ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+ax.set_xlabel("x1")
+ax.set_ylabel("x2")
 ax.set_title("Decision boundaries")
+fig.tight_layout()
