@@ -23,7 +23,16 @@ version = release
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    # Mathematics without the network: sphinx-mathjax-offline is a pure
+    # wheel on PyPI that carries MathJax 3.2.2 and copies it into
+    # _build/html/_static/mathjax, pointing mathjax_path there, so neither
+    # the build nor a reader of the built pages fetches anything from a CDN.
+    # It installs with the rest of the "docs" extra from PyPI alone; the
+    # alternatives need Debian packages as well (imgmath: a LaTeX toolchain
+    # and dvipng, hundreds of MB, and bitmaps of each formula; libjs-mathjax:
+    # MathJax 2 at a Debian path that the build would have to copy itself).
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
