@@ -62,6 +62,8 @@ sphinx_gallery_conf = {
     # no repr of a script's last expression (ax.legend(), ax.set_title(...))
     # under its figure
     "capture_repr": (),
+    # no pages of execution times: they load their table scripts from a CDN
+    "write_computation_times": False,
 }
 
 
@@ -94,4 +96,4 @@ html_theme_options = {
 # pages without subpages: no empty "Section Navigation" column, so that their
 # wide tables get the room
 html_sidebars = {page: [] for page in ("index", "getting-started", "r-users", "model", "solvers", "scaling",
-                                         "validation", "reproductions", "r-behaviour")}
+                                         "validation", "reproductions", "benchmarks", "r-behaviour")}
