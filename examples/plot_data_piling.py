@@ -30,10 +30,12 @@ def piled(proj, margin):
 
 
 margin_svm = 1.0 / np.linalg.norm(w)
-print(f"points on the SVM margin: {piled(proj_svm + svm.intercept_[0] / np.linalg.norm(w), margin_svm)}")
+offset_svm = svm.intercept_[0] / np.linalg.norm(w)
+print(f"points on the SVM margin: {piled(proj_svm + offset_svm, margin_svm)}")
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.5), sharey=True)
-for ax, proj, title in [(axes[0], proj_svm, "SVM direction"), (axes[1], proj_dwd, "DWD direction")]:
+for ax, proj, title in [(axes[0], proj_svm, "SVM direction"),
+                        (axes[1], proj_dwd, "DWD direction")]:
     ax.hist(proj[y < 0], bins=30, color="tab:blue", alpha=0.7, label="class -1")
     ax.hist(proj[y > 0], bins=30, color="tab:red", alpha=0.7, label="class +1")
     ax.set_title(title)

@@ -23,7 +23,8 @@ lambdas = 10.0 ** np.linspace(0, -4, 15)
 
 cvres = kerndwd.cv(X, y, lambdas, kern=kern, random_state=0)
 dwd = kerndwd.fit(X, y, [cvres.lambda_min], kern=kern, stop="kkt", eps=1e-8)
-svm = GridSearchCV(SVC(kernel="rbf", gamma=1.0), {"C": 10.0 ** np.linspace(-2, 3, 11)}, cv=5).fit(X, y)
+costs = {"C": 10.0 ** np.linspace(-2, 3, 11)}
+svm = GridSearchCV(SVC(kernel="rbf", gamma=1.0), costs, cv=5).fit(X, y)
 
 err_dwd = np.mean(dwd.predict(X_test)[:, 0] != y_test)
 err_svm = np.mean(svm.predict(X_test) != y_test)
@@ -39,7 +40,8 @@ ax.scatter(X[y < 0, 0], X[y < 0, 1], color="tab:blue", s=12, label="class -1")
 for values, color, label in [(dwd.decision_function(G)[:, 0], "black", "DWD"),
                              (svm.decision_function(G), "tab:green", "SVM"),
                              (model.bayes_log_ratio(G), "tab:purple", "Bayes")]:
-    ax.contour(G1, G2, values.reshape(G1.shape), levels=[0.0], colors=color, linewidths=1.2)
+    ax.contour(G1, G2, values.reshape(G1.shape), levels=[0.0], colors=color,
+               linewidths=1.2)
     ax.plot([], [], color=color, label=label)
 # the legend beside the axes, where it hides no point
 ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))

@@ -29,9 +29,11 @@ yt = (y_test > 0).astype(float)
 
 path = kerndwd.fit(X, y, [0.003], kern=kerndwd.rbfdot(1.0), stop="kkt", eps=1e-8)
 p_inverse = kerndwd.predict(path, X_test, type="prob")[:, 0]
-platt = DWDClassifier(lambd=0.003, kernel=kerndwd.rbfdot(1.0), probability=True, random_state=0).fit(X, y)
+platt = DWDClassifier(lambd=0.003, kernel=kerndwd.rbfdot(1.0), probability=True,
+                      random_state=0).fit(X, y)
 p_platt = platt.predict_proba(X_test)[:, 1]
-svc = CalibratedClassifierCV(SVC(kernel="rbf", gamma=1.0, C=1.0), method="sigmoid", cv=5).fit(X, y)
+svc = CalibratedClassifierCV(SVC(kernel="rbf", gamma=1.0, C=1.0), method="sigmoid",
+                             cv=5).fit(X, y)
 p_svc = svc.predict_proba(X_test)[:, 1]
 
 print(f"{'':28s} {'Brier':>7s} {'MSE to eta':>11s}")
@@ -40,7 +42,8 @@ for name, p in [("DWD, inverse of (4.4)", p_inverse), ("DWD, Platt (held out)", 
     print(f"{name:28s} {np.mean((p - yt) ** 2):7.4f} {np.mean((p - eta) ** 2):11.4f}")
 
 fig, ax = plt.subplots(figsize=(5.5, 5))
-for name, p in [("DWD, inverse of (4.4)", p_inverse), ("DWD, Platt", p_platt), ("SVC, sigmoid", p_svc)]:
+for name, p in [("DWD, inverse of (4.4)", p_inverse), ("DWD, Platt", p_platt),
+                ("SVC, sigmoid", p_svc)]:
     frac, mean = calibration_curve(yt, p, n_bins=10)
     ax.plot(mean, frac, marker="o", label=name)
 ax.plot([0, 1], [0, 1], color="0.6", linestyle=":")
