@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bench_engine import _circle as circle
+from .bench_engine import circle
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,14 +68,14 @@ def run_case(case):
     """Fit one case and return its trace: ``case`` has ``solver`` ("eigen" or
     "bcd"), ``n``, ``lam``, ``eps``, ``block_size``, ``seed``."""
     import kerndwd
-    from kerndwd.engine import FactorCache, Problem, build_majoriser, make_design, mm_path
+    from kerndwd.engine import FactorCache, Problem, build_majoriser, make_design, run_path
 
     X, y = circle(case["n"], case["seed"])  # the circle data of the R timing cases
     y = y.astype(float)
     kern = kerndwd.rbfdot(sigma=1.0)
     design = None
     if case["solver"] == "bcd":
-        design = make_design("bcd", kern, {"block_size": case["block_size"]})
+        design = make_design("bcd", {"block_size": case["block_size"]})
     problem = Problem.from_arrays(X, y, [case["lam"]], kern=kern, design=design, stop="kkt", eps=case["eps"],
                                   maxit=100000, accelerate=True)
     times, objectives = [], []
@@ -84,11 +84,11 @@ def run_case(case):
     setup = time.perf_counter() - start
     loss = majoriser.loss
 
-    def record(l, lam, coord, f):
-        objectives.append(loss.mean(y * f) + lam * majoriser.penalty_at(coord, f))
+    def record(step):
+        objectives.append(loss.mean(y * step.f) + step.lam * majoriser.penalty_at(step.iteration.coord, step.f))
         times.append(time.perf_counter() - start)
 
-    result = mm_path(majoriser, problem, callback=record)
+    result = run_path(majoriser, problem, callback=record)  # problem.method: the MM iteration
     total = time.perf_counter() - start
     return {**case, "setup_s": setup, "total_s": total, "times": times, "objectives": objectives,
             "objective": float(result.objective[0]) if result.jerr == 0 else None,
@@ -101,7 +101,7 @@ def run_ablation(case):
     block size, at ``case["n"]``; with ``case["global_step"]`` False the
     global step is switched off (an ablation: the block steps alone)."""
     import kerndwd
-    from kerndwd.engine.bcd import BlockCoordinateKernel
+    from kerndwd.engine.majorisers.blocks import BlockCoordinateKernel
 
     if not case["global_step"]:
         BlockCoordinateKernel._global_step = lambda self, *args: False
@@ -128,10 +128,10 @@ def run_sweep_cost(case):
     kern = kerndwd.rbfdot(sigma=1.0)
     out = []
     for b in case["block_sizes"]:
-        problem = Problem.from_arrays(X, y, [case["lam"]], kern=kern, design=make_design("bcd", kern, {"block_size": b}))
+        problem = Problem.from_arrays(X, y, [case["lam"]], kern=kern, design=make_design("bcd", {"block_size": b}))
         majoriser = build_majoriser(problem, FactorCache(X, kern))
         step_fn = majoriser.at_lambda(case["lam"])
-        coord, f = majoriser.zero(), np.zeros(case["n"])
+        coord, f = majoriser.start(), np.zeros(case["n"])
         seconds = []
         for _ in range(3):
             z = y * majoriser.loss.deriv(y * f)
@@ -261,7 +261,7 @@ def main(argv=None):
         print(json.dumps(task(case)))
         return
 
-    from kerndwd.engine.bcd import DEFAULT_BLOCK_SIZE
+    from kerndwd.engine.majorisers.blocks import DEFAULT_BLOCK_SIZE
 
     block = DEFAULT_BLOCK_SIZE if args.block_size is None else args.block_size
     command = " ".join(["python -m benchmarks.bench_bcd", *(argv if argv is not None else sys.argv[1:])])

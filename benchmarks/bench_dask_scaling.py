@@ -77,7 +77,8 @@ def run_passes(client, B, y, passes):
     compute seconds per task of each kind, and the traffic per pass."""
     from distributed import get_task_stream
 
-    from kerndwd.engine.distributed import ChunkedRows, DaskLinearForm
+    from kerndwd.engine.chunked import ChunkedRows
+    from kerndwd.engine.designs.dask import DaskLinearForm
     from kerndwd.engine.loss import loss_derivs
 
     form = DaskLinearForm(B)
@@ -185,7 +186,8 @@ def seconds_per_task_byte(client, tasks=500, payload=100_000):
 
 def client_cost_per_chunk(B, y, reps=20):
     """Seconds of client work per chunk to build a pass's graphs (without sending them)."""
-    from kerndwd.engine.distributed import ChunkedRows, DaskLinearForm, _chunk_layer, _ztz_block
+    from kerndwd.engine.chunked import ChunkedRows, _chunk_layer
+    from kerndwd.engine.designs.dask import DaskLinearForm, _ztz_block
 
     form = DaskLinearForm(B)
     rows = ChunkedRows.from_dask(y)

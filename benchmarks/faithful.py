@@ -33,8 +33,8 @@ from scipy import linalg
 from scipy.linalg import lapack
 
 import kerndwd
-from kerndwd.engine import Problem, mm_path
-from kerndwd.engine.contract import LinearPenalty, Majoriser
+from kerndwd.engine import Problem, run_path
+from kerndwd.engine.majorisers import LinearPenalty, Majoriser
 from kerndwd.engine.forms import DenseLinearForm
 
 from .common import FIT_CASES, R_RECORDED, R_RECORDED_SOURCE, Report, r_package_status, ratio, seconds
@@ -97,7 +97,7 @@ def empty_pass_seconds(n, passes=2000):
     problem = Problem.from_arrays(form.B, y, [1.0], maxit=passes)
     majoriser = EmptyPass(form, problem.loss)
     start = time.perf_counter()
-    result = mm_path(majoriser, problem)
+    result = run_path(majoriser, problem)  # problem.method: the MM iteration
     return (time.perf_counter() - start) / int(result.npass.sum())
 
 

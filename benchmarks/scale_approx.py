@@ -124,7 +124,7 @@ def _dwd_case(spec):
 
 def _sklearn_case(spec):
     import kerndwd
-    from kerndwd.engine.features import uniform_landmarks
+    from kerndwd.engine.feature_maps import uniform_landmarks
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.kernel_approximation import Nystroem
     from sklearn.svm import LinearSVC

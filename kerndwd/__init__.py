@@ -8,7 +8,7 @@ distance-weighted discrimination", JRSSB 2018)::
     kerndwd.predict(path, X_new, type="class")
 """
 
-from ._checks import DWDConvergenceWarning
+from ._warnings import DWDConvergenceWarning
 from .cv import CVResult, TuneResult, cv, tune
 from .kernels import (
     Kernel,
@@ -30,10 +30,14 @@ from .plot import plot_cv, plot_path
 def __getattr__(name):
     # the scikit-learn estimators load on first use: importing scikit-learn
     # takes seconds, and it is an optional dependency
-    if name in ("DWDClassifier", "DWDClassifierCV"):
-        from . import estimator
+    if name == "DWDClassifier":
+        from .estimator import DWDClassifier
 
-        return getattr(estimator, name)
+        return DWDClassifier
+    if name == "DWDClassifierCV":
+        from .estimator_cv import DWDClassifierCV
+
+        return DWDClassifierCV
     if name == "datasets":
         import importlib
 

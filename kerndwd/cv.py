@@ -24,11 +24,12 @@ import numbers
 
 import numpy as np
 
-from ._checks import build_problem, check_data, check_n_jobs, check_qvals, warn_folds
-from ._dask import refuse_dask
+from ._inputs import Settings, build_problem, check_data, check_n_jobs, check_qvals
 from ._rnames import RNamed
+from ._warnings import warn_folds
 from .engine import GAM_TUNE, FactorCache
 from .engine import crossval as core
+from .engine.chunked import is_dask_collection
 
 __all__ = ["cv", "tune", "CVResult", "TuneResult"]
 
@@ -118,7 +119,7 @@ class CVResult(RNamed):
     _R_NAMES = ("lambda", "cvm", "cvsd", "cvupper", "cvlower", "lambda.min", "lambda.1se",
                 "cvm.min", "cvm.1se", "qval", "predmat", "foldid", "name")
 
-    def __init__(self, *, lambdas, cvm, cvsd, predmat, foldid, fold_jerr, qval, fit_args, y=None):
+    def __init__(self, *, lambdas, cvm, cvsd, predmat, foldid, fold_jerr, qval, fit_args, y=None, fingerprint=None):
         self.lambda_ = lambdas
         self.cvm = cvm
         self.cvsd = cvsd
@@ -137,6 +138,9 @@ class CVResult(RNamed):
         self.qval = float(qval)
         self.name = ERROR_NAME
         self.fit_args = fit_args
+        #: what was cross-validated (kernel, q, design, a digest of the rows): a
+        #: path calibrated with this result must be a fit of the same
+        self.fingerprint = {} if fingerprint is None else fingerprint
 
     @property
     def lambdas(self):
@@ -280,19 +284,24 @@ class TuneResult(RNamed):
 # --------------------------------------------------------------------------
 # shared set-up of cv and tune
 # --------------------------------------------------------------------------
-def _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state, **problem_kw):
+def _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state, **settings):
     """Validate once: the problem, its folds (R's random draw unless ``foldid``
     is given) and the cache of its rows.  The default kernel's ``sigest``
     draws from the same generator, after the folds."""
-    refuse_dask(X, "cv and tune")
+    if is_dask_collection(X):
+        raise TypeError(
+            "X: cv and tune cannot take Dask input (cross-validation collects held-out decision values "
+            "for every row); fit the path with kerndwd.fit or DWDClassifier on the Dask array and choose "
+            "lambda on a held-out split, or cross-validate on a sample that fits in memory")
     data = check_data(X, y, wt)
-    n = data[0].shape[0]
+    n = data.n
     rng = np.random.default_rng(random_state)
     if foldid is None:
         foldid = core.draw_foldid(core.check_nfolds(nfolds, n), n, rng)
     else:
         foldid = core.check_foldid(foldid, n)
-    problem = build_problem(data, lambdas, kern, qval, eps, maxit, stop, None, random_state=rng, **problem_kw)
+    problem = build_problem(data, Settings(lambdas=lambdas, kern=kern, qval=qval, eps=eps, maxit=maxit, stop=stop,
+                                           random_state=rng, **settings))
     return problem, foldid, FactorCache(problem.X, problem.kern)
 
 
@@ -308,15 +317,16 @@ def _cv_result(problem, predmat, jerr, foldid, q):
         fit_args.update(design.options)
         if isinstance(design.random_state, numbers.Integral):  # the seed its folds used
             fit_args["random_state"] = int(design.random_state)
+    fingerprint = (problem if q is None else problem.with_q(q)).fingerprint()
     return CVResult(lambdas=problem.lambdas, cvm=cvm, cvsd=cvsd, predmat=predmat, foldid=foldid,
-                    fold_jerr=jerr, qval=fit_args["qval"], fit_args=fit_args, y=problem.y)
+                    fold_jerr=jerr, qval=fit_args["qval"], fit_args=fit_args, y=problem.y, fingerprint=fingerprint)
 
 
 # --------------------------------------------------------------------------
 # public entry points
 # --------------------------------------------------------------------------
-def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.0, eps=1e-5,
-       maxit=100000, stop="step", random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
+def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.0, eps=None,
+       maxit=100000, stop=None, random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
        solver=None, **design_options):
     """K-fold cross-validation of the DWD path, as ``cv.kerndwd`` in R.
 
@@ -439,8 +449,8 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     return _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
 
 
-def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=None, *, eps=1e-5,
-         maxit=100000, stop="step", random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
+def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=None, *, eps=None,
+         maxit=100000, stop=None, random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
          solver=None, **design_options):
     """Choose lambda and q together by cross-validation, as ``tunedwd`` in R.
 

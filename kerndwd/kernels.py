@@ -100,6 +100,12 @@ class Kernel:
     #: True when k(x, x) = 1 for every x (the stationary kernels): a computed
     #: diagonal far from 1 means the data's scale defeats double precision
     unit_diagonal: bool = False
+    #: True when every kernel matrix of the kernel is positive semi-definite,
+    #: whatever the rows (inner products, Gaussians, their sums, products and
+    #: powers); False where it depends on the data (the spline kernel outside
+    #: [0, 1], Bessel kernels of low order in many dimensions), which the
+    #: designs then check on the rows they fit
+    always_psd: bool = False
 
     def __call__(self, x, y=None):
         x = _rows(x, "x")
@@ -143,6 +149,7 @@ class _Vanilla(Kernel):
     name = "vanilladot"
     is_linear = True
 
+    always_psd = True
     def _matrix(self, x, y):
         return x @ y.T
 
@@ -153,6 +160,7 @@ class _RBF(Kernel):
     name = "rbfdot"
     unit_diagonal = True
 
+    always_psd = True
     def _matrix(self, x, y):
         out = _half_sq_dist_neg(x, y)
         out *= 2.0 * self.sigma
@@ -165,6 +173,7 @@ class _Laplace(Kernel):
     name = "laplacedot"
     unit_diagonal = True
 
+    always_psd = True
     def _matrix(self, x, y):
         d = np.maximum(_sq_dist_rounded(x, y), 0.0)
         np.sqrt(d, out=d)
@@ -179,6 +188,7 @@ class _Poly(Kernel):
     offset: float = 1.0
     name = "polydot"
 
+    always_psd = True
     def _matrix(self, x, y):
         return (self.scale * (x @ y.T) + self.offset) ** self.degree
 
@@ -209,6 +219,7 @@ class _Anova(Kernel):
     degree: int = 1
     name = "anovadot"
 
+    always_psd = True
     def _matrix(self, x, y):
         total = np.zeros((x.shape[0], y.shape[0]))
         for k in range(x.shape[1]):  # a loop over columns, each step a BLAS-sized array op

@@ -7,19 +7,14 @@ import warnings
 
 import numpy as np
 
-from ._checks import (
-    build_problem,
-    check_data,
-    check_matrix,
-    check_positive_sequence,
-    gap_words,
-    warn_far_from_optimal,
-    warn_not_converged,
-)
+from . import _predict
+from ._inputs import Settings, build_problem, check_data, check_positive_sequence
 from ._rnames import RNamed
+from ._warnings import gap_words, warn_far_from_optimal, warn_not_converged
 from .engine import fit_path
-from .engine.certify import GAP_WARNING, objective_gap_bounds
-from .engine.distributed import dask_decision, is_dask_collection
+from .cv import CVResult
+from .engine.certify import GAP_WARNING
+from .engine.chunked import is_dask_collection, require_dask
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -67,7 +62,7 @@ class DWDPath(RNamed):
         The design: ``"exact"``, or the kernel approximation or solver named.
     predictor : object
         Turns ``alpha`` into decision values at new rows
-        (:class:`kerndwd.engine.contract.Predictor`); it holds its own copy
+        (:class:`kerndwd.engine.predictors.Predictor`); it holds its own copy
         of any training rows it needs.
     classes : ndarray, shape (2,)
         The labels mapped to -1 and +1 (R's level order).
@@ -110,7 +105,7 @@ class DWDPath(RNamed):
         self.jerr = int(result.jerr)
         self.objective = result.objective
         self.kkt = result.kkt
-        self.gap_bound = np.full(self.lambda_.size, np.nan)
+        self.gap_bound = result.gap_bound
         self.kern = problem.kern
         self.qval = problem.loss.q
         self.wt = problem.loss.weights
@@ -121,9 +116,13 @@ class DWDPath(RNamed):
         self.classes = problem.classes
         self.n = problem.n
         self.design = problem.design.name
+        self.method = problem.method
         self.solver = majoriser.solver
         self.predictor = majoriser.predictor
         self.n_features = self.predictor.n_features
+        #: what the path is a fit of (kernel, q, design, a digest of the rows):
+        #: a calibration must come from a cross-validation of the same
+        self.fingerprint = problem.fingerprint()
 
     @property
     def lambdas(self):
@@ -167,8 +166,8 @@ class DWDPath(RNamed):
                     f"{gap_words(worst)}): refit with stop='kkt'")
         return (
             f"DWDPath(kern={self.kern!r}, qval={self.qval:g}, {design}solver={self.solver!r}, "
-            f"n={self.n}, p={self.n_features}, nlambda={lam.size} ({rng}), "
-            f"jerr={self.jerr}, total passes={int(self.npass.sum())}{note})"
+            f"method={self.method!r}, stop={self.stop!r}, n={self.n}, p={self.n_features}, "
+            f"nlambda={lam.size} ({rng}), jerr={self.jerr}, total passes={int(self.npass.sum())}{note})"
         )
 
     def decision_function(self, newx, lambdas=None):
@@ -280,8 +279,8 @@ class DWDPath(RNamed):
         return out
 
 
-def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000, *,
-        random_state=None, stop="step", accelerate=None, method=None, approx=None, solver=None,
+def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=None, maxit=100000, *,
+        random_state=None, stop=None, accelerate=None, method=None, approx=None, solver=None,
         **design_options):
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
@@ -319,11 +318,12 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     wt : array_like, optional
         Non-negative observation weights (weighted DWD, Qiao et al. 2010);
         the objective divides by ``n``, not by ``sum(wt)``, as in R.
-    eps : float, default 1e-5
-        Stopping tolerance.  With ``stop="step"`` (R's rule) a lambda stops
-        when the squared norm of the MM step is below ``eps``; this default
-        is loose at small lambda (see ``path.kkt``).  With ``stop="kkt"``
-        it stops when the norm of the objective's gradient is ``<= eps``.
+    eps : float, optional
+        Stopping tolerance, default 1e-5.  With ``stop="step"`` (R's rule) a
+        lambda stops when the squared norm of the MM step is below ``eps``;
+        this default is loose at small lambda (see ``path.kkt``).  With
+        ``stop="kkt"`` it stops when the norm of the objective's gradient is
+        ``<= eps``.
     maxit : int, default 100000
         Budget of iterations (MM passes, or Newton iterations) for the
         **whole path**, as in R.  When it runs out on the ``l``-th lambda a
@@ -333,8 +333,12 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
         the precision the data allow).
     random_state : int or numpy Generator, optional
         Seeds ``sigest`` when ``kern`` is omitted.
-    stop : {"step", "kkt"}, default "step"
-        The stopping rule, see ``eps``.
+    stop : {"step", "kkt"}, optional
+        The stopping rule, see ``eps``.  Default: R's ``"step"`` where R fits
+        the same model (the exact kernel, rows in memory), so that R's
+        numbers are reproduced; the gradient rule ``"kkt"`` for what R does
+        not have (``approx=``, ``solver="bcd"``, Dask rows), where a column
+        certified near the optimum is what one wants (see ``docs/solvers.md``).
     accelerate : bool, optional
         Add Nesterov momentum (with a restart whenever the objective would
         rise) to the MM passes; an option of ``method="mm"`` only (passing
@@ -383,16 +387,16 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=1e-5, maxit=100000
     >>> bool((tight.kkt <= 1e-10).all()), int(tight.npass.sum()) < 30
     (True, True)
     """
-    problem = build_problem(check_data(X, y, wt, accept_sparse=True), lambdas, kern, qval, eps, maxit, stop, accelerate,
-                            random_state=random_state, approx=approx, solver=solver,
-                            design_options=design_options, method=method)
-    return fit_problem(problem)
+    settings = Settings(lambdas=lambdas, kern=kern, qval=qval, eps=eps, maxit=maxit, stop=stop,
+                        accelerate=accelerate, method=method, approx=approx, solver=solver,
+                        design_options=design_options, random_state=random_state)
+    return fit_problem(build_problem(check_data(X, y, wt), settings))
 
 
 def fit_problem(problem, cache=None, warn=True):
     """Fit a validated :class:`kerndwd.engine.Problem` into a :class:`DWDPath`.
 
-    Under R's stopping rule every column also gets a certified bound on its
+    Under R's stopping rule every column comes with a certified bound on its
     distance from the optimum (:mod:`kerndwd.engine.certify`); one warning
     names the columns whose bound exceeds ``GAP_WARNING`` of their objective.
     """
@@ -400,13 +404,8 @@ def fit_problem(problem, cache=None, warn=True):
     if result.jerr and warn:
         warn_not_converged(result.jerr, problem.lambdas, problem.maxit)
     path = DWDPath(result, problem, majoriser)
-    if problem.stop == "step" and path.lambda_.size:
-        loss = majoriser.loss  # its weights may be rescaled: bound at lambda/scale, times scale
-        with np.errstate(over="ignore", divide="ignore"):  # a bound beyond the largest double is inf: "not excluded"
-            bound = objective_gap_bounds(majoriser.form, path.alpha, problem.y, loss, path.lambda_ / loss.scale)
-            path.gap_bound = loss.scale * bound
-        if warn:
-            warn_far_from_optimal(path)
+    if warn:
+        warn_far_from_optimal(path)
     return path
 
 
@@ -488,34 +487,35 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
         raise ValueError(f"type must be 'class', 'link' or 'prob', got {type!r}")
     if calibration is not None and type != "prob":
         raise ValueError("calibration is used only with type='prob'")
-    # fits linear in x predict sparse rows without densifying them
-    newx = check_matrix(newx, "newx", accept_sparse=fit.predictor.coef_space == "beta")
-    if newx.shape[1] != fit.n_features:
-        raise ValueError(f"newx has {newx.shape[1]} columns but the model was fitted on {fit.n_features}")
+    if type == "prob" and calibration is not None:
+        _check_calibration(fit, calibration)
+    newx = _predict.new_rows(newx, fit.predictor)
     alpha = fit.alpha if lambdas is None else fit.coef_at(lambdas)
-    if is_dask_collection(newx):  # lazy, one task per row chunk of newx
-        link = dask_decision(fit.predictor, newx, alpha)
-    else:
-        link = fit.predictor.decision(newx, alpha)
+    link = _predict.links(fit.predictor, newx, alpha)
     if type == "link":
         return link
-    if type == "prob":
-        return _probability(fit, link, fit.lambda_ if lambdas is None else np.atleast_1d(lambdas), calibration)
-    return np.where(link > 0, fit.classes[1], fit.classes[0])
-
-
-def _probability(fit, link, lambdas, calibration):
-    """``P(classes[1] | x)`` per column of ``link``."""
-    from .calibration import platt_probability
-    from .cv import CVResult
-    from .loss import conditional_probability
-
+    if type == "class":
+        return _predict.sign_labels(link, fit.classes)
     if calibration is None:
-        return conditional_probability(link, fit.qval)
+        return _predict.population_probability(link, fit.qval)
+    cols = fit.lambda_ if lambdas is None else np.atleast_1d(np.asarray(lambdas, dtype=float))
+    parts = []
+    for j, lam in enumerate(cols):
+        a, b = calibration.platt_coefficients(lam)
+        parts.append(_predict.calibrated(link[:, j:j + 1], a, b, fit.qval, f"at lambda {lam:g}"))
+    if len(parts) == 1:
+        return parts[0]
+    return require_dask().concatenate(parts, axis=1) if is_dask_collection(link) else np.hstack(parts)
+
+
+def _check_calibration(fit, calibration):
+    """Refuse a calibration that is not a cross-validation of what ``fit`` fitted."""
     if not isinstance(calibration, CVResult):
         raise TypeError(f"calibration must be a CVResult from kerndwd.cv, got {type(calibration).__name__}")
-    out = np.empty_like(link)
-    for j, lam in enumerate(np.asarray(lambdas, dtype=float)):
-        a, b = calibration.platt_coefficients(lam)
-        out[:, j] = platt_probability(link[:, j], a, b)
-    return out
+    theirs = calibration.fingerprint
+    differ = [k for k in ("kern", "qval", "design", "rows") if theirs.get(k) != fit.fingerprint.get(k)]
+    if differ or fit.fingerprint.get("rows") is None:
+        what = ", ".join(f"{k} ({theirs.get(k)!r} against the path's {fit.fingerprint.get(k)!r})"
+                         for k in differ) or "rows (the path's rows are on a Dask cluster)"
+        raise ValueError(f"calibration: this cross-validation was not fitted on what the path was: {what}; "
+                         "calibrate with kerndwd.cv on the same X, y, weights, kern, qval and design")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from kerndwd.engine import evaluate
+from _engine import evaluate
 
 
 def objective_rounding(maj, alpha, y, lam):

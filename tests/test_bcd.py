@@ -25,7 +25,8 @@ import pytest
 from test_engine_contract import assert_honours_contract
 
 import kerndwd
-from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, make_design, mm_path
+from kerndwd.engine import FactorCache, Problem, build_majoriser, make_design
+from _engine import evaluate, mm_path
 
 N = 300
 LAMS = 10.0 ** np.linspace(-1, -3, 10)
@@ -111,7 +112,7 @@ def test_bcd_reaches_the_exact_optimum_at_n_2000(weighted):
 
 
 def _problem(X, y, lams, block_size, **settings):
-    design = make_design("bcd", KERN, {"block_size": block_size})
+    design = make_design("bcd", {"block_size": block_size})
     return Problem.from_arrays(X, np.where(y > 0, 1.0, -1.0), lams, kern=KERN, design=design, **settings)
 
 
@@ -155,7 +156,7 @@ def test_sweeps_after_the_first_keep_the_step_contract(weighted):
     problem = _problem(X, y, [0.01], 16, weights=w)
     maj = build_majoriser(problem, FactorCache(X, KERN))
     step_fn = maj.at_lambda(0.01)
-    coord, f = maj.zero(), np.zeros(60)
+    coord, f = maj.start(), np.zeros(60)
     labels, loss = problem.y, maj.loss
     for _ in range(4):
         z = loss.weighted_labels(labels) * loss.deriv(labels * f)
@@ -205,7 +206,7 @@ def test_step_rule_stops_on_the_squared_change_of_a_sweep():
     coords = []
     result = mm_path(maj, problem, callback=lambda l, lam, coord, f: coords.append((l, coord.copy())))
     assert result.jerr == 0
-    start = maj.zero()
+    start = maj.start()
     for l in range(2):
         mine = [c for k, c in coords if k == l]
         assert len(mine) == result.npass[l]

@@ -17,6 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 import kerndwd
 from kerndwd.engine import FactorCache, Problem, build_majoriser
+from kerndwd.engine import Objective
 from kerndwd.engine.certify import GAP_WARNING, objective_gap_bounds
 
 coords = st.floats(-2.0, 2.0, allow_nan=False, width=32)
@@ -52,7 +53,7 @@ def test_bound_is_never_below_the_true_gap(n, p, data, kern, q, weighted):
     # the tight fit is itself within its own bound of the optimum
     problem = Problem.from_arrays(X, y, tight.lambda_, q=q, weights=w, kern=kern)
     maj = build_majoriser(problem, FactorCache(X, kern))
-    tight_bound = objective_gap_bounds(maj.form, tight.alpha, y, maj.loss, tight.lambda_)
+    tight_bound = objective_gap_bounds(Objective(maj.form, y, maj.loss), tight.alpha, tight.lambda_)
     slack = 1e-10 * np.abs(tight.objective[:k]) + tight_bound[:k]
     assert (gap <= loose.gap_bound[:k] + slack).all(), (gap, loose.gap_bound)
     assert (tight_bound <= 1e-8 * np.maximum(tight.objective, 1.0)).all()

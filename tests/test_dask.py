@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kerndwd
-from kerndwd.engine import designs as designs_module
+from kerndwd.engine.designs import base as designs_module
 from kerndwd.engine import FeatureDesign, register_design
 
 da = pytest.importorskip("dask.array")
@@ -70,7 +70,7 @@ def _same_fit(dask_path, path, tol=1e-10):
 # --------------------------------------------------------------------------
 #: R's rule with a loose eps: few passes (each one a round trip to the cluster),
 #: the same iterates as in memory, pass for pass
-FAST = dict(eps=1e-3)
+FAST = dict(eps=1e-3, stop="step")
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
@@ -247,8 +247,8 @@ def test_feature_maps_are_fitted_on_the_client_from_the_rows_they_ask_for(toy_ma
     X, y, w = _data(seed=8)
     Xd = da.from_array(X, chunks=(100, 3))
     rbf = kerndwd.rbfdot(0.5)
-    path = kerndwd.fit(X, y, [0.3], kern=rbf, wt=w, approx="landmarks", random_state=3)
-    on_dask = kerndwd.fit(Xd, y, [0.3], kern=rbf, wt=w, approx="landmarks", random_state=3)
+    path = kerndwd.fit(X, y, [0.3], kern=rbf, wt=w, approx="landmarks", random_state=3, **FAST)
+    on_dask = kerndwd.fit(Xd, y, [0.3], kern=rbf, wt=w, approx="landmarks", random_state=3, **FAST)
     _same_fit(on_dask, path)
     np.testing.assert_array_equal(on_dask.predictor.feature_map.landmarks, path.predictor.feature_map.landmarks)
     # a map that reads every row gets them all, with a warning that they left the cluster
@@ -263,8 +263,9 @@ def test_feature_maps_are_fitted_on_the_client_from_the_rows_they_ask_for(toy_ma
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize("slice_rows", [8192, 16], ids=["whole-chunks", "sliced-chunks"])
 def test_per_pass_products_return_k_plus_one_numbers_and_leave_n_vectors_lazy(slice_rows, monkeypatch):
-    from kerndwd.engine import distributed as distributed_module
-    from kerndwd.engine.distributed import ChunkedRows, DaskLinearForm
+    from kerndwd.engine import chunked as distributed_module
+    from kerndwd.engine.chunked import ChunkedRows
+    from kerndwd.engine.designs.dask import DaskLinearForm
     from kerndwd.engine.forms import DenseLinearForm
 
     monkeypatch.setattr(distributed_module, "SLICE_ROWS", slice_rows)  # chunks of 70 rows: 5 slices each
@@ -319,7 +320,8 @@ def test_rows_with_one_column_per_lambda_reduce_like_numpy():
     """Per-column work on all lambdas at once (as a certificate of a whole path
     does): matrices of rows from a 2-D theta, v[:, None], broadcast rows,
     column selections, axis-0 means, w @ m, and the form's Z'u per column."""
-    from kerndwd.engine.distributed import ChunkedRows, DaskLinearForm
+    from kerndwd.engine.chunked import ChunkedRows
+    from kerndwd.engine.designs.dask import DaskLinearForm
     from kerndwd.engine.forms import DenseLinearForm
     from kerndwd.engine.loss import loss_derivs, loss_values
 
@@ -397,7 +399,7 @@ def test_other_bad_dask_input_is_refused_by_name():
         kerndwd.fit(da.from_array(np.full((60, 2), "a"), chunks=20), y, [0.5], kern=LIN)
     with pytest.raises(TypeError, match="kern must be given for a Dask X"):
         kerndwd.fit(Xd, y, [0.5])
-    with pytest.raises(ValueError, match="exact kernel solver needs the n x n kernel matrix"):
+    with pytest.raises(TypeError, match="X: rows held by a Dask cluster are not supported by solver='exact'"):
         kerndwd.fit(Xd, y, [0.5], kern=kerndwd.rbfdot(1.0))
     for face in (kerndwd.cv, kerndwd.tune):
         with pytest.raises(TypeError, match="X: cv and tune cannot take Dask input"):
@@ -418,7 +420,7 @@ def test_kerndwd_imports_and_fits_without_dask(tmp_path):
         "for name in ('dask', 'dask.array', 'distributed'):\n"
         "    sys.modules[name] = None\n"
         "import numpy as np, kerndwd\n"
-        "from kerndwd.engine.distributed import require_dask\n"
+        "from kerndwd.engine.chunked import require_dask\n"
         "rng = np.random.default_rng(0); X = rng.standard_normal((40, 2)); y = np.sign(X[:, 0] + 0.1)\n"
         "print(kerndwd.fit(X, y, [0.5], kern=kerndwd.vanilladot()).npass[0] > 0)\n"
         "try:\n"

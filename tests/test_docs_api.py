@@ -23,7 +23,8 @@ PUBLIC = {
     "kerndwd.calibration": None,
     "kerndwd.datasets": None,
     "kerndwd.plot": None,
-    "kerndwd.estimator": ["DWDClassifier", "DWDClassifierCV"],
+    "kerndwd.estimator": ["DWDClassifier"],
+    "kerndwd.estimator_cv": ["DWDClassifierCV"],
 }
 
 

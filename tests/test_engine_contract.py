@@ -19,11 +19,14 @@ import pytest
 from scipy import linalg, sparse
 
 import kerndwd
-from kerndwd.engine import (FactorCache, FeatureDesign, Problem, build_majoriser, design_names, evaluate,
-                            method_names, method_settings, mm_path, run_path)
-from kerndwd.engine import designs as designs_module
+from kerndwd.engine import (FactorCache, FeatureDesign, Problem, build_majoriser, design_names, run_path,
+                            solver_capabilities, solver_names)
+from _engine import evaluate, mm_path
+from kerndwd.engine.designs import base as designs_module
 from kerndwd.engine import register_design
-from kerndwd.engine.contract import COEF_SPACES, Form, Majoriser, Predictor, check_majoriser
+from kerndwd.engine.forms import Form
+from kerndwd.engine.majorisers import Majoriser, check_majoriser
+from kerndwd.engine.predictors import COEF_SPACES, Predictor
 
 
 def _data(n=30, p=3, seed=0):
@@ -58,10 +61,9 @@ def _cases():
     for name in design_names():
         if name == "exact":
             continue
-        cls = designs_module._REGISTRY[name]
+        cls = designs_module.design_class(name)
         kern = kerndwd.rbfdot(0.5)
         design = cls(random_state=0)
-        design.check_kernel(kern)
         out.append((f"{name}", Problem.from_arrays(X, y, [0.1], kern=kern, design=design)))
         out.append((f"{name}:weighted", Problem.from_arrays(X, y, [0.1], kern=kern, design=design, weights=w)))
     return out
@@ -84,7 +86,7 @@ def assert_honours_contract(problem):
     assert maj.predictor.coef_space in COEF_SPACES
     assert maj.loss is problem.loss  # q and the weights enter once, through the problem
     assert maj.n == problem.n == maj.form.n
-    zero = maj.zero()
+    zero = maj.start()
     assert zero.shape == (maj.ncoef,) and not zero.any()
     rng = np.random.default_rng(7)
     coord = 0.3 * rng.standard_normal(maj.ncoef)
@@ -114,13 +116,27 @@ def assert_honours_contract(problem):
     _, after, _ = evaluate(maj.form, alpha_new, y, loss, lam)
     assert grad_sq == pytest.approx(grad @ grad, rel=1e-8)
     assert after <= before + 1e-12 * abs(before)
-    # a shared eigenbasis is that of the form's matrix: U diag(e) U' v = B v
-    eig = maj.eigenbasis()
-    if eig is not None:
-        e, U = eig
-        v = rng.standard_normal(maj.n)
-        expected = maj.form.apply(v)
-        np.testing.assert_allclose(U @ (e * (U.T @ v)), expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+    # the form takes a matrix of coefficients (one column per lambda) as it takes each column
+    thetas = rng.standard_normal((alpha.shape[0] - 1, 3))
+    applied = maj.form.apply(thetas)
+    assert applied.shape == (problem.n, 3)
+    for j in range(3):
+        np.testing.assert_allclose(applied[:, j], maj.form.apply(thetas[:, j]), rtol=1e-12, atol=1e-12)
+    zs = rng.standard_normal((problem.n, 2))
+    back = maj.form.apply_t(zs)
+    for j in range(2):
+        np.testing.assert_allclose(back[:, j], maj.form.apply_t(zs[:, j]), rtol=1e-12, atol=1e-12)
+    # start() maps intercept-first coefficients into the coordinates; to_alpha back
+    np.testing.assert_allclose(maj.to_alpha(maj.start(alpha)), alpha, rtol=1e-10, atol=1e-12)
+    assert not maj.start().any()
+    # a design that lists Newton among its path solvers gives its majorisers a Newton
+    # system in coordinates that map back to alpha; the others have none
+    caps = problem.design.capabilities(problem.kern, problem.storage)
+    system = maj.newton_system()
+    assert (system is not None) == ("newton" in caps.solvers)
+    if system is not None:
+        np.testing.assert_allclose(system.to_alpha(system.start(alpha)), alpha, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(system.decision(system.start(alpha)), f, rtol=1e-9, atol=1e-9)
     # the predictor is what a fitted path stores: it pickles
     clone = pickle.loads(pickle.dumps(maj.predictor))
     if not sparse.issparse(problem.X):
@@ -131,20 +147,20 @@ def assert_honours_contract(problem):
 @pytest.mark.parametrize("problem", [c[1] for c in CASES], ids=[c[0] for c in CASES])
 def test_every_path_solver_reaches_the_same_optimum(problem):
     """Each registered path solver that implements the gradient rule runs on
-    every design's majoriser it supports (``Design.path_methods``) and stops
-    each lambda at ``||grad F|| <= 1e-9``, at the same objective."""
+    every design's majoriser it supports (the design's declared capabilities)
+    and stops each lambda at ``||grad F|| <= 1e-9``, at the same objective."""
     objectives = {}
-    allowed = problem.design.path_methods
-    for name in method_names():
-        stop_rules, accelerates = method_settings(name)
-        if "kkt" not in stop_rules or (allowed is not None and name not in allowed):
+    allowed = problem.design.capabilities(problem.kern, problem.storage).solvers
+    for name in solver_names():
+        caps = solver_capabilities(name)
+        if "kkt" not in caps.stop_rules or name not in allowed:
             continue
-        tight = replace(problem, stop="kkt", eps=1e-9, maxit=10**6, method=name, accelerate=accelerates,
+        tight = replace(problem, stop="kkt", eps=1e-9, maxit=5000, method=name, accelerate=caps.momentum,
                         lambdas=np.array([1.0, 0.1]))
         result = run_path(build_majoriser(tight, FactorCache(tight.X, tight.kern)), tight)
         assert result.jerr == 0 and (result.kkt <= 1e-9).all(), name
         objectives[name] = result.objective
-    assert {"mm", "newton"} & set(allowed or ("mm", "newton")) <= set(objectives)
+    assert set(allowed) <= set(objectives)
     for name, objective in objectives.items():
         np.testing.assert_allclose(objective, objectives["mm"], rtol=1e-9, err_msg=name)
 
@@ -196,7 +212,7 @@ def test_toy_feature_design_matches_the_linear_solver_through_every_face(plain_d
     lin = kerndwd.vanilladot()
     for wt in (None, rng.uniform(0.5, 2.0, y.size)):
         ref = kerndwd.fit(X, labels, lam, kern=lin, wt=wt)
-        toy = kerndwd.fit(X, labels, lam, kern=lin, wt=wt, approx=plain_design)
+        toy = kerndwd.fit(X, labels, lam, kern=lin, wt=wt, approx=plain_design, stop="step")  # R's rule, as ref
         assert toy.design == "plain" and toy.predictor.coef_space == "features"
         np.testing.assert_array_equal(toy.npass, ref.npass)
         assert np.abs(toy.alpha - ref.alpha).max() <= 1e-10
@@ -204,7 +220,8 @@ def test_toy_feature_design_matches_the_linear_solver_through_every_face(plain_d
         assert np.abs(kerndwd.predict(toy, newx, type="link") - kerndwd.predict(ref, newx, type="link")).max() <= 1e-10
         np.testing.assert_array_equal(toy.predict(newx), ref.predict(newx))
         cv_ref = kerndwd.cv(X, labels, lam, kern=lin, wt=wt, nfolds=4, random_state=0)
-        cv_toy = kerndwd.cv(X, labels, lam, kern=lin, wt=wt, nfolds=4, random_state=0, approx=plain_design)
+        cv_toy = kerndwd.cv(X, labels, lam, kern=lin, wt=wt, nfolds=4, random_state=0, approx=plain_design,
+                            stop="step")
         assert np.abs(cv_toy.predmat - cv_ref.predmat).max() <= 1e-10
         np.testing.assert_array_equal(cv_toy.cvm, cv_ref.cvm)
     pytest.importorskip("sklearn")
@@ -255,8 +272,9 @@ def test_classifier_cv_forms_each_folds_kernel_and_eigenbasis_once_for_all_q_and
             mock.patch.object(linalg, "eigh", side_effect=real_eigh) as eigh:
         est = DWDClassifierCV(lambdas=[1.0, 0.1, 0.01], qvals=(0.5, 1, 4), kernel=kern, cv=5,
                               random_state=0).fit(X, y)
-    # the kernel matrix of all rows once (folds and the refit slice or reuse it)
-    assert kernel_calls == [((90, 2), None)]
+    # the kernel matrix of all rows once for the folds (they slice it), once for the refit
+    # (a DWDClassifier fitted through its public fit)
+    assert kernel_calls == [((90, 2), None), ((90, 2), None)]
     # one eigendecomposition per fold (5), shared by 3 q x 3 classes, and one for the refit
     assert eigh.call_count == 5 + 1
     assert est.cv_results_["cvm"].shape == (3, 3)
@@ -281,23 +299,3 @@ def test_classifier_cv_is_tune_with_one_target():
     tuned = kerndwd.tune(X, y, lam, qvals=(0.5, 2), kern=kern, foldid=est.cv_results_["foldid"])
     for iq in range(2):
         np.testing.assert_allclose(est.cv_results_["cvm"][iq], tuned.cvres[iq].cvm, atol=0.05)
-
-
-@pytest.mark.parametrize("kern", [kerndwd.vanilladot(), kerndwd.rbfdot(0.5)])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_from_alpha_inverts_to_alpha(kern, weighted):
-    """A path can start from given coefficients (``mm_path(start=)``): every
-    majoriser maps intercept-first coefficients to its coordinates and back."""
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((30, 3))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    w = rng.uniform(0.5, 2.0, 30) if weighted else None
-    problem = Problem.from_arrays(X, y, [0.1], weights=w, kern=kern)
-    maj = build_majoriser(problem, FactorCache(X, problem.kern))
-    alpha = rng.standard_normal(maj.ncoef)
-    np.testing.assert_allclose(maj.to_alpha(maj.from_alpha(alpha)), alpha, rtol=1e-12, atol=1e-12)
-    # and a path started at its own optimum stays there
-    fit = mm_path(maj, replace(problem, stop="kkt", eps=1e-9))
-    again = mm_path(maj, replace(problem, stop="kkt", eps=1e-9), start=fit.alpha[:, 0])
-    assert again.npass[0] == 1
-    np.testing.assert_allclose(again.alpha, fit.alpha, rtol=1e-12, atol=1e-14)

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import kerndwd
-from kerndwd.engine.features import (FeatureMatrixForm, FourierMap, NystroemMap, kmeanspp_landmarks,
+from kerndwd.engine.forms import FeatureMatrixForm
+from kerndwd.engine.feature_maps import (FourierMap, NystroemMap, kmeanspp_landmarks,
                                      laplace_frequencies, leverage_landmarks, rbf_frequencies, uniform_landmarks)
 
 TIGHT = dict(stop="kkt", eps=1e-10)
@@ -279,7 +280,7 @@ def test_bad_options_are_refused_by_name():
     # random features may outnumber the rows
     assert kerndwd.fit(X, y, [0.1], kern=rbf, approx="rff", n_components=51, random_state=0).alpha.shape == (52, 1)
     for kern in (kerndwd.polydot(2), kerndwd.vanilladot(), kerndwd.besseldot()):
-        with pytest.raises(ValueError, match=f"approx='rff' needs .*got kern={kern.name}"):
+        with pytest.raises(ValueError, match=f"approx='rff' serves kern in .*got kern={kern.name}"):
             kerndwd.fit(X, y, [0.1], kern=kern, approx="rff")
     with pytest.raises(TypeError, match="approx='nystroem' does not accept landmark \\(its options: .*landmarks"):
         kerndwd.fit(X, y, [0.1], kern=rbf, approx="nystroem", landmark="uniform")
@@ -305,7 +306,7 @@ def test_a_fold_too_small_for_n_components_is_refused_before_any_fit():
 def test_estimator_refuses_a_kernel_rff_cannot_approximate():
     pytest.importorskip("sklearn")
     X, y, _ = _xor(50)
-    with pytest.raises(ValueError, match="approx='rff' needs"):
+    with pytest.raises(ValueError, match="approx='rff' serves kern in"):
         kerndwd.DWDClassifier(kernel="poly", approx="rff").fit(X, y)
     with pytest.raises(TypeError, match="does not accept tolerance"):
         kerndwd.DWDClassifier(kernel="rbf", approx="nystroem", design_options={"tolerance": 1}).fit(X, y)
@@ -394,7 +395,7 @@ def test_the_estimators_take_approx_n_components_and_design_options():
     for k in range(1, 4):
         train, test = foldid != k, foldid == k
         fold = kerndwd.fit(X[train], labels[train], lam, kern=kerndwd.rbfdot(0.7), approx="rff", n_components=30,
-                           random_state=5)
+                           random_state=5, stop="step")  # the estimator's cv_stop
         fold_errors.append((fold.predict(X[test]) != labels[test][:, None]).mean(axis=0))
     np.testing.assert_allclose(cvest.cv_results_["cvm"][0], np.mean(fold_errors, axis=0), rtol=1e-12)
     assert cvest.best_estimator_.dual_coef_.shape == (1, 30)

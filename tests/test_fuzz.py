@@ -207,8 +207,8 @@ def test_weighted_majorisers_accept_semidefinite_matrices():
     range of P and is still a descent step (P floored lies above P)."""
     from kerndwd.engine import DWDLoss
     from kerndwd.engine.forms import LinearForm
-    from kerndwd.engine.kernel import KernelCholesky
-    from kerndwd.engine.linear import LinearCholesky, spd_solver
+    from kerndwd.engine.majorisers.kernel import KernelCholesky
+    from kerndwd.engine.majorisers.linear import LinearCholesky, spd_solver
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(6, 2))
@@ -236,7 +236,7 @@ def test_weighted_majorisers_accept_semidefinite_matrices():
     for majoriser in (lin, ker):
         step_fn = majoriser.at_lambda(1e-300)
         z = np.where(np.arange(10) % 2 == 0, -1.0, 1.0) * w
-        step, df, grad_sq = step_fn(z, majoriser.zero())
+        step, df, grad_sq = step_fn(z, majoriser.start())
         assert np.isfinite(step).all() and np.isfinite(df).all() and grad_sq > 0
         # a descent step: along it the majoriser's quadratic (and so F) falls
         assert df @ z < 0

@@ -16,8 +16,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, mm_path
-from kerndwd.engine import loop
+from kerndwd.engine import FactorCache, Problem, build_majoriser, results, solvers
+from _engine import evaluate, mm_path
 from kerndwd.engine.loss import (WEIGHT_OCTAVES, DWDLoss, loss_derivs, loss_derivs_and_curvatures, loss_values,
                                  loss_values_and_derivs, weight_scale)
 
@@ -206,106 +206,99 @@ def test_subset_with_q_and_pickling_keep_weights_and_scale():
 
 def test_jerr_codes_name_the_lambda_and_tell_divergence_from_the_budget():
     for l in (0, 1, 4, 99, 12345):
-        code = loop.diverged_jerr(l)
-        assert code == -(loop.DIVERGED + l + 1)
-        assert loop.jerr_lambda(code) == l + 1 and loop.jerr_diverged(code)
-    for l in (0, 1, 4, 99, loop.DIVERGED - 1):  # budget codes, on paths shorter than DIVERGED lambdas
-        assert loop.jerr_lambda(-(l + 1)) == l + 1 and not loop.jerr_diverged(-(l + 1))
-    assert not loop.jerr_diverged(0)
+        code = results.diverged_jerr(l)
+        assert code == -(results.DIVERGED + l + 1)
+        assert results.jerr_lambda(code) == l + 1 and results.jerr_diverged(code)
+    for l in (0, 1, 4, 99, results.DIVERGED - 1):  # budget codes, on paths shorter than DIVERGED lambdas
+        assert results.jerr_lambda(-(l + 1)) == l + 1 and not results.jerr_diverged(-(l + 1))
+    assert not results.jerr_diverged(0)
 
 
 def test_stable_norm_survives_entries_beyond_1e154():
-    assert loop.stable_norm(np.array([3.0, 4.0])) == pytest.approx(5.0, rel=1e-15)
-    assert loop.stable_norm(np.array([3e200, -4e200])) == pytest.approx(5e200, rel=1e-14)
-    assert loop.stable_norm(np.array([1e300, 1e300, 0.0])) == pytest.approx(np.sqrt(2.0) * 1e300, rel=1e-14)
-    assert loop.stable_norm(np.array([np.inf, 1.0])) == np.inf
-    assert np.isnan(loop.stable_norm(np.array([np.nan, 1.0])))
-    assert isinstance(loop.stable_norm(np.array([1.0])), float)
+    assert results.stable_norm(np.array([3.0, 4.0])) == pytest.approx(5.0, rel=1e-15)
+    assert results.stable_norm(np.array([3e200, -4e200])) == pytest.approx(5e200, rel=1e-14)
+    assert results.stable_norm(np.array([1e300, 1e300, 0.0])) == pytest.approx(np.sqrt(2.0) * 1e300, rel=1e-14)
+    assert results.stable_norm(np.array([np.inf, 1.0])) == np.inf
+    assert np.isnan(results.stable_norm(np.array([np.nan, 1.0])))
+    assert isinstance(results.stable_norm(np.array([1.0])), float)
 
 
 def test_climbed_allows_rounding_only():
     for start in (1e-3, 0.7, 1e8):
-        assert not loop.climbed(start, start)
-        assert not loop.climbed(start * (1.0 - 1e-3), start)
-        assert not loop.climbed(start * (1.0 + 1e-9), start)
-        assert loop.climbed(start * (1.0 + 1e-4), start)
-    assert not loop.climbed(0.0, 0.0) and loop.climbed(1e-300, 0.0)
+        assert not results.climbed(start, start)
+        assert not results.climbed(start * (1.0 - 1e-3), start)
+        assert not results.climbed(start * (1.0 + 1e-9), start)
+        assert results.climbed(start * (1.0 + 1e-4), start)
+    assert not results.climbed(0.0, 0.0) and results.climbed(1e-300, 0.0)
 
 
 def test_all_finite_looks_at_every_part():
-    assert loop.all_finite(1.0, np.ones(3), np.zeros((2, 2)))
-    assert not loop.all_finite(1.0, np.array([1.0, np.inf]))
-    assert not loop.all_finite(np.nan, np.ones(3))
-    assert not loop.all_finite(np.ones(2), np.ones(2), np.array([-np.inf]))
+    assert results.all_finite(1.0, np.ones(3), np.zeros((2, 2)))
+    assert not results.all_finite(1.0, np.array([1.0, np.inf]))
+    assert not results.all_finite(np.nan, np.ones(3))
+    assert not results.all_finite(np.ones(2), np.ones(2), np.array([-np.inf]))
 
 
 @pytest.fixture
-def scratch_method():
-    name = "_mutation_kills_scratch"
+def scratch_solver():
+    name = "_scratch"
     yield name
-    loop._METHODS.pop(name, None)
-    loop._SETTINGS.pop(name, None)
-    loop._REMOTE.discard(name)
+    solvers.SOLVERS.pop(name, None)
 
 
-def test_register_method_records_settings_and_remote_rows(scratch_method):
-    def solver(majoriser, problem):
-        return None
+def test_register_solver_records_the_iteration_and_its_capabilities(scratch_solver):
+    from kerndwd.engine import SolverCapabilities
+    from kerndwd.engine.solvers.mm import MMIteration
 
-    assert loop.register_method(scratch_method, solver, stop_rules=["kkt"], accelerates=0, remote_rows=True) is solver
-    assert scratch_method in loop.method_names() and loop.method_names() == sorted(loop.method_names())
-    assert loop.method_settings(scratch_method) == (("kkt",), False)
-    assert loop.runs_on_remote_rows(scratch_method)
-    loop.register_method(scratch_method, solver)  # registered again: local rows, every rule, momentum
-    assert not loop.runs_on_remote_rows(scratch_method)
-    assert loop.method_settings(scratch_method) == (loop.STOP_RULES, True)
-    assert loop.method_settings("mm") == (("step", "kkt"), True) and loop.runs_on_remote_rows("mm")
+    class Counted(MMIteration):
+        name = scratch_solver
+        capabilities = SolverCapabilities(stop_rules=("kkt",), storage=("dense",), momentum=False)
+        runs = []
 
+        def run(self, l, lam, remaining, callback):
+            self.runs.append(l)
+            return super().run(l, lam, remaining, callback)
 
-def test_a_registered_method_is_what_run_path_calls(scratch_method):
-    calls = []
-
-    def counted(majoriser, problem):
-        calls.append(problem.method)
-        return mm_path(majoriser, problem)
-
-    loop.register_method(scratch_method, counted)
+    assert solvers.register_solver(Counted) is Counted
+    assert scratch_solver in solvers.solver_names() and solvers.solver_names() == sorted(solvers.solver_names())
+    assert solvers.solver_capabilities(scratch_solver).stop_rules == ("kkt",)
+    assert solvers.solver_capabilities("mm").momentum and "remote" in solvers.solver_capabilities("mm").storage
+    assert "remote" not in solvers.solver_capabilities("newton").storage
+    with pytest.raises(TypeError, match="Iteration subclass"):
+        solvers.register_solver(object)
+    # a registered solver is what run_path runs, lambda by lambda, with the template's bookkeeping
     X, y = _data()
-    problem = Problem.from_arrays(X, y, [1.0, 0.1], method=scratch_method)
+    problem = Problem.from_arrays(X, y, [1.0, 0.1], stop="kkt", eps=1e-8, method=scratch_solver)
     maj = _majoriser(problem)
-    res = loop.run_path(maj, problem)
-    assert calls == [scratch_method]
+    res = solvers.run_path(maj, problem)
+    assert Counted.runs[:2] == [0, 1] and res.solvers == (scratch_solver,)
     np.testing.assert_array_equal(res.alpha, mm_path(maj, problem).alpha)
 
 
-class _Design:
-    def __init__(self, path_methods):
-        self.path_methods = path_methods
+@pytest.mark.parametrize("storage,stop,solver,expected", [
+    ("dense", "kkt", "exact", "newton"), ("dense", "step", "exact", "mm"), ("sparse", "kkt", "exact", "newton"),
+    ("remote", "kkt", "exact", "mm"), ("remote", "step", "exact", "mm"), ("dense", "kkt", "bcd", "mm"),
+    ("dense", "step", "bcd", "mm")])
+def test_the_default_solver_is_newton_for_the_gradient_rule_where_the_design_and_rows_allow(storage, stop, solver,
+                                                                                             expected):
+    import kerndwd
+    from kerndwd.engine import make_design, resolve
 
-
-def test_default_method_is_newton_for_the_gradient_rule_unless_excluded():
-    assert loop.default_method("kkt") == "newton"
-    assert loop.default_method("step") == "mm"
-    assert loop.default_method("kkt", _Design(None)) == "newton"
-    assert loop.default_method("kkt", _Design(("mm", "newton"))) == "newton"
-    assert loop.default_method("kkt", _Design(("mm",))) == "mm"
-    assert loop.default_method("step", _Design(("mm",))) == "mm"
-    assert loop.default_method("kkt", remote_rows=True) == "mm"
-    assert loop.default_method("kkt", _Design(("newton",)), remote_rows=False) == "newton"
-    assert loop.default_method("step", remote_rows=True) == "mm"
+    kern = kerndwd.vanilladot() if solver == "exact" else kerndwd.rbfdot(1.0)
+    assert resolve(make_design(solver, {}), kern, storage, stop=stop).method == expected
 
 
 def test_collect_evaluates_norms_and_keeps_lambda_order():
     g1, g2 = np.array([3.0, 4.0]), np.array([0.0, 1e-3])
     finished = [(np.array([1.0, 2.0]), 0.5, g1), (np.array([3.0, 4.0]), 0.25, g2)]
-    res = loop.PathResult.collect(finished, np.array([1.0, 0.1, 0.01]), np.array([3, 4, 5]), -3, 2,
+    res = results.PathResult.collect(finished, np.array([1.0, 0.1, 0.01]), np.array([3, 4, 5]), -3, 2,
                                   unfinished=(np.array([5.0, 6.0]), 0.2, np.array([0.0, 2.0])))
     np.testing.assert_array_equal(res.alpha, [[1.0, 3.0], [2.0, 4.0]])
     np.testing.assert_array_equal(res.lambdas, [1.0, 0.1])
     np.testing.assert_allclose(res.kkt, [5.0, 1e-3])
     np.testing.assert_array_equal(res.objective, [0.5, 0.25])
     assert res.jerr == -3 and res.unfinished[1] == 0.2 and res.unfinished[2] == pytest.approx(2.0)
-    empty = loop.PathResult.collect([], np.array([1.0]), np.array([7]), -1, 4)
+    empty = results.PathResult.collect([], np.array([1.0]), np.array([7]), -1, 4)
     assert empty.alpha.shape == (4, 0) and empty.lambdas.shape == (0,) and empty.unfinished is None
 
 
@@ -360,7 +353,7 @@ def test_step_rule_stops_at_the_first_pass_whose_step_is_below_eps():
     assert res.jerr == 0 and res.unfinished is None and res.alpha.shape == (maj.ncoef, 3)
     assert [l for l, *_ in seen] == [l for l in range(3) for _ in range(res.npass[l])]
     assert all(lam == problem.lambdas[l] for l, lam, *_ in seen)
-    coords = [maj.zero()] + [c for _, _, c, _ in seen]
+    coords = [maj.start()] + [c for _, _, c, _ in seen]
     steps = [float(np.sum((b - a) ** 2)) for a, b in zip(coords[:-1], coords[1:])]
     ends = np.cumsum(res.npass) - 1
     for k, s in enumerate(steps):
@@ -432,7 +425,7 @@ def test_budget_counts_every_pass_of_the_path(stop, accelerate):
             np.testing.assert_array_equal(res.npass, full.npass)
             continue
         l = int(np.argmax(bounds > maxit + free))  # the lambda the budget runs out on
-        assert res.jerr == -(l + 1) and not loop.jerr_diverged(res.jerr)
+        assert res.jerr == -(l + 1) and not results.jerr_diverged(res.jerr)
         before = int(bounds[l - 1]) if l else 0
         assert res.npass.sum() == max(maxit + 1, before + 1)
         assert res.alpha.shape == (maj.ncoef, l) and len(res.lambdas) == l
@@ -478,8 +471,8 @@ class _Wrapped:
 
 def _abandoned_at_second_lambda(res, maj, problem, clean):
     lams = problem.lambdas
-    assert res.jerr == loop.diverged_jerr(1) == -(loop.DIVERGED + 2)
-    assert loop.jerr_diverged(res.jerr) and loop.jerr_lambda(res.jerr) == 2
+    assert res.jerr == results.diverged_jerr(1) == -(results.DIVERGED + 2)
+    assert results.jerr_diverged(res.jerr) and results.jerr_lambda(res.jerr) == 2
     assert res.alpha.shape == (maj.ncoef, 1)
     np.testing.assert_array_equal(res.alpha[:, 0], clean.alpha[:, 0])
     alpha, value, grad_norm = res.unfinished  # the lambda's finite starting point
@@ -574,7 +567,7 @@ def test_momentum_starts_from_rest_and_follows_nesterovs_sequence():
                   callback=lambda l, lam, coord, f: events.append(("move", l, coord.copy())))
     assert res.jerr == 0 and (res.kkt <= 1e-8).all()
     assert sum(kind == "pass" for kind, *_ in events) == res.npass.sum()
-    theta, lam_now, last_base = maj.zero(), 0, None
+    theta, lam_now, last_base = maj.start(), 0, None
     prev, t = theta, 1.0
     extrapolated = restarts = 0
     for k, (kind, l, vec) in enumerate(events):
@@ -621,8 +614,8 @@ def test_heavy_weights_give_the_fit_of_light_ones_at_lambda_over_their_scale(sto
     assert light.loss.scale == 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning of any kind on a valid problem
-        got = loop.run_path(_majoriser(heavy), heavy)
-    ref = loop.run_path(_majoriser(light), light)
+        got = solvers.run_path(_majoriser(heavy), heavy)
+    ref = solvers.run_path(_majoriser(light), light)
     assert got.jerr == ref.jerr == 0
     np.testing.assert_array_equal(got.npass, ref.npass)
     np.testing.assert_allclose(got.lambdas, lams, rtol=1e-15)
@@ -632,8 +625,8 @@ def test_heavy_weights_give_the_fit_of_light_ones_at_lambda_over_their_scale(sto
     if stop == "kkt":
         assert (got.kkt <= eps).all()
     # the budget running out: the unfinished iterate in the caller's units too
-    short_h = loop.run_path(_majoriser(heavy), replace(heavy, maxit=int(ref.npass[0]) + 3))
-    short_l = loop.run_path(_majoriser(light), replace(light, maxit=int(ref.npass[0]) + 3))
+    short_h = solvers.run_path(_majoriser(heavy), replace(heavy, maxit=int(ref.npass[0]) + 3))
+    short_l = solvers.run_path(_majoriser(light), replace(light, maxit=int(ref.npass[0]) + 3))
     assert short_h.jerr == short_l.jerr == -2
     np.testing.assert_allclose(short_h.unfinished[0], short_l.unfinished[0], rtol=1e-9, atol=1e-12)
     assert short_h.unfinished[1] == pytest.approx(c * short_l.unfinished[1], rel=1e-9)
@@ -647,10 +640,10 @@ def test_any_power_of_two_scale_gives_the_same_fit():
     w = _unit_weights(len(y))
     lams = [1.0, 0.1]
     ref = Problem.from_arrays(X, y, lams, weights=w, stop="kkt", eps=1e-8, method="mm")
-    want = loop.run_path(_majoriser(ref), ref)
+    want = solvers.run_path(_majoriser(ref), ref)
     for s in (2.0, 0.5, 2.0**20):
         problem = replace(ref, loss=DWDLoss(1.0, w, scale=s))
-        got = loop.run_path(_majoriser(problem), problem)
+        got = solvers.run_path(_majoriser(problem), problem)
         assert got.jerr == 0
         np.testing.assert_allclose(got.lambdas, lams, rtol=1e-15)
         np.testing.assert_allclose(got.alpha, want.alpha, rtol=1e-7, atol=1e-9)
@@ -673,7 +666,7 @@ def test_rescaled_lambdas_outside_the_solvable_range_are_refused():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with pytest.raises(ValueError, match=r"(?s)^lambdas .*weights.*" + words + r".*rescale the weights"):
-                loop.run_path(maj, problem)
+                solvers.run_path(maj, problem)
     inside = Problem.from_arrays(X, y, [1e-150], weights=np.full(len(y), 1e-300))  # ~1e150: solvable
-    res = loop.run_path(_majoriser(inside), inside)
+    res = solvers.run_path(_majoriser(inside), inside)
     np.testing.assert_allclose(res.lambdas, [1e-150])

@@ -18,9 +18,9 @@ from hypothesis.extra import numpy as hnp
 from scipy import sparse
 
 import kerndwd
-from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, newton_path
+from kerndwd.engine import FactorCache, Problem, build_majoriser
+from _engine import evaluate, newton_path
 from kerndwd.engine.loss import loss_derivs, loss_derivs_and_curvatures
-from kerndwd.engine.newton import newton_system
 from kerndwd.kernels import kernel_from_spec
 from reference.fixtures import fixture_names, load_fixture
 
@@ -149,7 +149,7 @@ def test_newton_never_raises_the_objective(data, q, lambdas, design, wts):
             # the decomposition the Newton system iterates in: a second eigh would
             # resolve eigenvectors only to rounding / gap (1e-7 for a Laplace kernel's
             # 1e-8 eigenvalues of duplicated rows), and so leak the move across
-            system = newton_system(maj)
+            system = maj.newton_system()
             e, U = system.e, system.U
             concave = e < -maj.n * np.finfo(float).eps * np.abs(e).max()
             assert concave.any()
@@ -251,7 +251,7 @@ def test_settings_newton_does_not_take_are_refused_by_name(data):
         DWDClassifierCV(lambdas=[1.0, 0.1], cv=3, method="newton").fit(X, y)
     # the engine refuses R's rule too, whoever calls it
     problem = Problem.from_arrays(X[:, :2], np.where(y == "a", 1.0, -1.0), [0.1])
-    with pytest.raises(ValueError, match="stop='kkt'"):
+    with pytest.raises(ValueError, match="implements stop in \\['kkt'\\], got stop='step'"):
         newton_path(build_majoriser(problem, FactorCache(problem.X, problem.kern)), problem)
 
 
@@ -353,15 +353,15 @@ def test_a_lambda_newton_stops_short_on_is_fitted_by_mm():
 
 
 def test_mm_continues_where_newton_stops_short():
-    """Where Newton stops short on a lambda, the MM iteration continues the
-    path from Newton's last iterate: the lambdas Newton finished are kept as
-    they are, the rest are fitted to the gradient rule, and the stopped
-    lambda's ``npass`` adds both solvers' iterations.  (Newton is made to
-    stop short by a small budget, and the continuation then given the
-    path's full budget.)"""
+    """Where Newton stops short on a lambda (its rounding guard: here forced on
+    the third lambda), the template hands that lambda to the MM iteration,
+    which continues from Newton's last iterate; the lambdas Newton finished are
+    kept, the stopped lambda's ``npass`` adds both solvers' iterations, and the
+    next lambda goes back to Newton."""
     from unittest import mock
 
-    import kerndwd.engine.newton as newton_module
+    from kerndwd.engine.solvers import STALLED
+    from kerndwd.engine.solvers.newton import NewtonIteration
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((60, 4))
@@ -370,31 +370,37 @@ def test_mm_continues_where_newton_stops_short():
     full = Problem.from_arrays(X, y, lambdas, stop="kkt", eps=1e-10, method="newton")
     maj = build_majoriser(full, FactorCache(X, full.kern))
     alone = newton_path(maj, full)
-    assert alone.jerr == 0
-    budget = int(alone.npass[:2].sum()) + 1  # Newton runs out on the third lambda
-    short = Problem.from_arrays(X, y, lambdas, stop="kkt", eps=1e-10, method="newton", maxit=budget)
-    newton_only = newton_path(maj, short, callback=lambda *args: None)  # a callback: no continuation
-    assert newton_only.jerr == -3 and newton_only.lambdas.size == 2
-    with mock.patch.object(newton_module, "_newton_path", lambda *args: newton_only):
-        res = newton_path(maj, full)
+    assert alone.jerr == 0 and alone.solvers == ("newton",)
+    real_run = NewtonIteration.run
+    seen = []
+
+    def stall_on_the_third(self, l, lam, remaining, callback):
+        seen.append(l)
+        status, passes = real_run(self, l, lam, min(remaining, 1) if l == 2 else remaining, callback)
+        return (STALLED, passes) if l == 2 else (status, passes)
+
+    moves = []
+    with mock.patch.object(NewtonIteration, "run", stall_on_the_third):
+        res = newton_path(maj, full, callback=lambda l, lam, alpha, f, kind: moves.append((l, kind)))
     assert res.jerr == 0 and res.lambdas.size == 4 and (res.kkt <= 1e-10).all()
-    np.testing.assert_array_equal(res.alpha[:, :2], newton_only.alpha)
-    np.testing.assert_array_equal(res.npass[:2], newton_only.npass[:2])
-    assert res.npass[2] > newton_only.npass[2]
-    # the same optimum as Newton with enough budget
+    assert res.solvers == ("newton", "mm") and seen == [0, 1, 2, 3]  # back to Newton after the hand-over
+    np.testing.assert_array_equal(res.alpha[:, :2], alone.alpha[:, :2])
+    np.testing.assert_array_equal(res.npass[:2], alone.npass[:2])
+    mm_moves = sum(1 for l, kind in moves if l == 2 and kind == "mm")
+    newton_moves = sum(1 for l, kind in moves if l == 2 and kind == "newton")
+    assert mm_moves > 0 and res.npass[2] >= mm_moves + newton_moves  # both solvers' passes count
     np.testing.assert_allclose(res.objective, alone.objective, rtol=1e-10)
 
 
-def test_followed_by_counts_jerr_along_the_whole_path():
-    from kerndwd.engine.loop import PathResult, diverged_jerr
+def test_one_budget_across_the_hand_over():
+    """The fallback gets what is left of ``maxit``, not a budget of its own: an
+    unreachable tolerance spends ``maxit`` passes in all (and the pass past it,
+    R's count), whoever ran them, and ``npass`` says so."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((50, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(50) > 0, 1, -1)
+    with pytest.warns(kerndwd.DWDConvergenceWarning, match="maxit=300"):
+        path = kerndwd.fit(X, y, [0.1], kern=kerndwd.vanilladot(), stop="kkt", eps=1e-300, maxit=300)
+    assert path.jerr == -1 and int(path.npass.sum()) == 301
 
-    first = PathResult(alpha=np.ones((3, 1)), lambdas=np.array([1.0]), npass=np.array([4, 2, 0]), jerr=-2,
-                       objective=np.array([0.5]), kkt=np.array([1e-9]))
-    for rest_jerr, whole in ((-1, -2), (diverged_jerr(0), diverged_jerr(1)), (0, 0)):
-        done = 0 if rest_jerr else 2
-        rest = PathResult(alpha=np.zeros((3, done)), lambdas=np.array([0.1, 0.01][:done]), npass=np.array([7, 0]),
-                          jerr=rest_jerr, objective=np.zeros(done), kkt=np.zeros(done))
-        out = first.followed_by(rest)
-        assert out.jerr == whole
-        assert out.npass.tolist() == [4, 9, 0] and out.lambdas.size == 1 + done
-        assert out.alpha.shape == (3, 1 + done)
+

@@ -238,7 +238,8 @@ def test_momentum_reaches_the_same_optimum_in_fewer_passes_without_raising_the_o
     """Accelerated MM (restart on any rise) keeps the objective monotone and
     stops at the same optimum as plain MM, in far fewer passes on an
     ill-conditioned design."""
-    from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, mm_path
+    from kerndwd.engine import FactorCache, Problem, build_majoriser
+    from _engine import evaluate, mm_path
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((200, 10))
@@ -278,7 +279,8 @@ def test_fit_accelerates_only_with_the_gradient_rule(data):
 def test_engine_hands_back_the_unfinished_iterate_when_the_budget_runs_out(data):
     """R drops the column of the lambda where maxit ran out; the engine still
     reports that last iterate (the estimator keeps it), evaluated exactly."""
-    from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, mm_path
+    from kerndwd.engine import FactorCache, Problem, build_majoriser
+    from _engine import evaluate, mm_path
 
     X, y = data
     yf = np.where(y > 0, 1.0, -1.0)

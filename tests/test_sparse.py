@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from kerndwd.engine import FactorCache, Problem, build_majoriser, evaluate, mm_path
+from kerndwd.engine import FactorCache, Problem, build_majoriser
+from _engine import evaluate, mm_path
 from kerndwd.engine.forms import SparseLinearForm
-from kerndwd.engine.iterative import LinearCG
+from kerndwd.engine.majorisers.iterative import LinearCG
 
 
 def _problem(n=120, p=60, density=0.08, seed=0):

@@ -1,46 +1,50 @@
-"""The DWD engine: one MM loop, majorisers behind one contract, designs that build them.
+"""The DWD engine: one path-solver template, majorisers behind one contract,
+designs that build them, and what each supports, declared once.
 
 Layout (each module's docstring has the details):
 
-* :mod:`.contract` -- what a majoriser, a predictor and a form promise;
-* :mod:`.loss` -- :class:`DWDLoss`, the exponent q and the weights, passed once;
 * :mod:`.problem` -- :class:`Problem`, the validated input of a fit;
-* :mod:`.loop` -- :func:`mm_path`, the one MM iteration (R's, plus a
-  gradient stopping rule and momentum), and :func:`run_path`, which runs
-  the problem's path solver (``method``);
-* :mod:`.newton` -- :func:`newton_path`, semismooth Newton, the default
-  path solver with the gradient rule;
+* :mod:`.loss`, :mod:`.objective` -- :class:`DWDLoss` (q and the weights,
+  passed once) and :class:`Objective` (``F``, its gradient and curvatures);
+* :mod:`.capabilities`, :mod:`.compatibility` -- what designs and path
+  solvers support, and the one check that reads it (:func:`resolve`);
+* :mod:`.solvers` -- the path-solver template (:func:`run_path`) and its
+  iterations: MM (R's, plus a gradient rule and momentum) and semismooth Newton;
+* :mod:`.majorisers` -- the MM step of each form; :mod:`.newton_systems` --
+  the Newton system of each form;
+* :mod:`.designs` -- the registry of designs, :func:`build_majoriser`, the
+  exact kernel, kernel approximations, block coordinate descent and the Dask forms;
 * :mod:`.forms`, :mod:`.predictors` -- ``f = b0 + B theta`` and prediction;
-* :mod:`.linear`, :mod:`.kernel`, :mod:`.iterative` -- the majoriser families;
-* :mod:`.designs` -- the registry of designs and :func:`build_majoriser`;
-* :mod:`.features` -- kernel approximations as designs: Nystrom features
-  (``approx="nystroem"``) and random Fourier features (``approx="rff"``);
-* :mod:`.bcd` -- the exact kernel by block coordinate majorization (``solver="bcd"``);
-* :mod:`.cache` -- kernel matrices and decompositions shared across fits;
-* :mod:`.crossval` -- the cross-validation core and R's CV rules.
+* :mod:`.chunked` -- per-row vectors on a Dask cluster;
+* :mod:`.cache`, :mod:`.kernel_checks`, :mod:`.feature_maps`,
+  :mod:`.certify`, :mod:`.results`, :mod:`.crossval`.
 
 The faces (``kerndwd.fit``/``predict``, ``cv``/``tune``, the plots, and the
-scikit-learn estimators) build a :class:`Problem` and call :func:`fit_path`
-or :func:`crossval.heldout_decisions`; none of them knows a majoriser.
+scikit-learn estimators) build a :class:`Problem` through the input layer
+and call :func:`fit_path` or :func:`crossval.heldout_decisions`; none of
+them knows a majoriser.
 """
 
-from . import bcd as _bcd  # noqa: F401  (registers solver="bcd")
 from .cache import FactorCache
-from .designs import Design, FeatureDesign, build_majoriser, design_names, make_design, register_design
-from .features import FourierDesign, NystroemDesign  # registers approx="rff" and approx="nystroem"
-from .loop import (DIVERGED, STOP_RULES, PathResult, default_method, evaluate, jerr_diverged, jerr_lambda,
-                   method_names, method_settings, mm_path, register_method, run_path, runs_on_remote_rows)
-from .newton import newton_path
+from .capabilities import DEFAULT_EPS, STOP_RULES, STORAGE_KINDS, DesignCapabilities, SolverCapabilities
+from .compatibility import Resolved, resolve
+from .designs import (BlockCoordinateDesign, Design, ExactDesign, FeatureDesign, FourierDesign, NystroemDesign,
+                      build_majoriser, design_names, make_design, register_design)
 from .loss import DWDLoss
+from .objective import Objective
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
+from .results import DIVERGED, PathResult, diverged_jerr, jerr_diverged, jerr_lambda
+from .solvers import Iteration, Step, register_solver, run_path, solver_capabilities, solver_names
 
-__all__ = ["DWDLoss", "Design", "FactorCache", "FeatureDesign", "FourierDesign", "GAM_FIT", "GAM_TUNE",
-           "LINEAR_RULES", "NystroemDesign", "PathResult", "Problem", "STOP_RULES", "build_majoriser",
-           "default_method", "design_names", "evaluate", "fit_path", "make_design", "method_names",
-           "method_settings", "mm_path", "newton_path", "register_design", "register_method", "run_path", "runs_on_remote_rows"]
+__all__ = ["BlockCoordinateDesign", "DEFAULT_EPS", "DIVERGED", "DWDLoss", "Design", "DesignCapabilities",
+           "ExactDesign", "FactorCache", "FeatureDesign", "FourierDesign", "GAM_FIT", "GAM_TUNE", "Iteration",
+           "LINEAR_RULES", "NystroemDesign", "Objective", "PathResult", "Problem", "Resolved", "STOP_RULES",
+           "STORAGE_KINDS", "SolverCapabilities", "Step", "build_majoriser", "design_names", "diverged_jerr",
+           "fit_path", "jerr_diverged", "jerr_lambda", "make_design", "register_design", "register_solver",
+           "resolve", "run_path", "solver_capabilities", "solver_names"]
 
 
-def fit_path(problem, cache=None):
+def fit_path(problem, cache=None, callback=None):
     """Fit ``problem`` along its lambdas: returns ``(PathResult, majoriser)``;
     the majoriser's ``predictor`` turns the result's ``alpha`` into decision values.
 
@@ -50,13 +54,15 @@ def fit_path(problem, cache=None):
         A validated problem (its design and path solver included).
     cache : FactorCache, optional
         Work shared with other fits on the same rows; default a new one.
+    callback : callable, optional
+        ``callback(Step)`` after each move (see :class:`Step`).
 
     Returns
     -------
     result : PathResult
         Intercept-first coefficients, one column per finished lambda.
-    majoriser : object
-        The majoriser the design built (:class:`kerndwd.engine.contract.Majoriser`).
+    majoriser : Majoriser
+        The majoriser the design built (:class:`kerndwd.engine.majorisers.Majoriser`).
 
     Examples
     --------
@@ -73,4 +79,4 @@ def fit_path(problem, cache=None):
     """
     cache = FactorCache(problem.X, problem.kern) if cache is None else cache
     majoriser = build_majoriser(problem, cache)
-    return run_path(majoriser, problem), majoriser
+    return run_path(majoriser, problem, callback), majoriser

@@ -15,59 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-__all__ = ["FactorCache", "check_kernel_matrix", "check_semidefinite"]
+from .kernel_checks import check_kernel_matrix, check_semidefinite, quiet_kernel
 
-#: How far from 1 the computed diagonal of a stationary kernel (k(x, x) = 1)
-#: may be.  The squared distance of a row to itself is formed as
-#: |x|^2 + |x|^2 - 2 <x, x> (kernlab's order), which rounds to about
-#: eps |x|^2; times sigma that must stay negligible, or every entry of the
-#: matrix carries an error of the same size.
-UNIT_DIAGONAL_RTOL = 1e-8
-
-#: Smallest eigenvalue, relative to the largest in magnitude, that still
-#: counts as rounding of a positive semi-definite matrix.  Measured: near-
-#: duplicate rows under kernlab's rounding of distances (Laplace, Bessel
-#: kernels) reach -4e-9; an indefinite kernel (splinedot() on data outside
-#: [0, 1]) reaches -0.2.
-NEGATIVE_EIGENVALUE_RTOL = 1e-6
-
-
-def quiet_kernel(kern, x, y=None):
-    """``kern(x, y)`` with numpy's overflow warnings held back: the result is
-    checked (:func:`check_kernel_matrix`, or the predictor's finiteness test)
-    and a clear error names the kernel instead."""
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        return kern(x, y)
-
-
-def check_kernel_matrix(K, kern):
-    """Raise ``ValueError`` naming ``kern`` when its matrix on these data is not
-    usable: non-finite entries (overflow), or a stationary kernel whose
-    diagonal is not 1 (the data's scale defeats double precision)."""
-    if not np.isfinite(K).all():
-        raise ValueError(f"kern={kern!r} overflows on these data: the kernel matrix has non-finite entries; "
-                         "use smaller kernel parameters (degree, scale) or rescale X")
-    if getattr(kern, "unit_diagonal", False):
-        err = float(np.abs(np.diagonal(K) - 1.0).max())
-        if err > UNIT_DIAGONAL_RTOL:
-            raise ValueError(f"kern={kern!r} cannot be formed accurately on these data: k(x, x) should be 1 "
-                             f"but is off by {err:.2g} (sigma times the squared norms of the rows is beyond what "
-                             "double precision resolves); use a smaller sigma or rescale X")
-    return K
-
-
-def check_semidefinite(eig, kern):
-    """``eig = (e, U)`` unchanged, or ``ValueError`` naming ``kern`` when the
-    kernel matrix is indefinite (DWD's penalty ``alpha' K alpha`` would be
-    unbounded below)."""
-    e = eig[0]
-    scale = max(float(np.abs(e).max()), np.finfo(float).tiny)
-    if e.min() < -NEGATIVE_EIGENVALUE_RTOL * scale:
-        raise ValueError(f"the kernel matrix of kern={kern!r} on these data is not positive semi-definite "
-                         f"(smallest eigenvalue {e.min():.3g}, largest {e.max():.3g}): DWD needs a positive "
-                         "semi-definite kernel. splinedot() is one only for data in [0, 1]; check the kernel "
-                         "and the scale of X")
-    return eig
+__all__ = ["FactorCache"]
 
 
 class FactorCache:

@@ -42,22 +42,14 @@ GAP_WARNING = 0.1
 _MAX_STEPS = 200
 
 
-def _slope_and_curvature(b, applied, y, loss):
+def _slope_and_curvature(b, applied, objective):
     """First and second derivatives in the intercepts ``b`` (one per column of
     ``applied``) of the data term."""
-    u = y[:, None] * (b[None, :] + applied)
-    wy = loss.weighted_labels(y)[:, None]
-    slope = (wy * loss.deriv(u)).mean(axis=0)
-    q = loss.q
-    t = q / (q + 1.0)
-    # V_q''(u) = ((q+1)/t) (t/u)^(q+2) above the knot, 0 below (Lemma 2: at most M)
-    curv = np.where(u > t, ((q + 1.0) / t) * (t / np.maximum(u, t)) ** (q + 2.0), 0.0)
-    if loss.weights is not None:
-        curv = loss.weights[:, None] * curv
-    return slope, curv.mean(axis=0)
+    z, d = objective.derivatives_and_curvatures(b[None, :] + applied)
+    return z.mean(axis=0), d.mean(axis=0)
 
 
-def _best_intercepts(b, applied, y, loss):
+def _best_intercepts(b, applied, objective):
     """The minimisers over the intercept of the (convex) data term, one per
     column, ``theta`` fixed.  Newton's method from the returned intercepts,
     kept inside the bracket the slope's sign has established (the slope is
@@ -69,13 +61,14 @@ def _best_intercepts(b, applied, y, loss):
     hi = np.full_like(x, np.inf)
     reach = np.ones_like(x)
     active = np.arange(x.size)
-    tol = 1e-14 * (1.0 if loss.weights is None else float(np.mean(loss.weights)))
+    weights = objective.loss.weights
+    tol = 1e-14 * (1.0 if weights is None else float(np.mean(weights)))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for _ in range(_MAX_STEPS):
             if active.size == 0:
                 break
             xa = x[active]
-            slope, curv = _slope_and_curvature(xa, applied[:, active], y, loss)
+            slope, curv = _slope_and_curvature(xa, applied[:, active], objective)
             lo_a, hi_a = lo[active], hi[active]
             lo_a = np.where(slope < 0, xa, lo_a)
             hi_a = np.where(slope > 0, xa, hi_a)
@@ -93,19 +86,16 @@ def _best_intercepts(b, applied, y, loss):
     return x
 
 
-def objective_gap_bounds(form, alpha, y, loss, lambdas):
+def objective_gap_bounds(objective, alpha, lambdas):
     """Upper bounds on ``F(alpha_j) - F*`` at ``lambdas[j]``, one per column of
     ``alpha`` (see the module docstring).
 
     Parameters
     ----------
-    form : Form
-        ``f = b0 + B theta`` of the fit (its ``dual_norm_sq`` gives the dual norm).
+    objective : Objective
+        ``F`` on the training rows (its form's ``dual_norm_sq`` gives the dual norm).
     alpha : ndarray, shape (ncoef, L)
         Intercept-first coefficients, one column per lambda.
-    y : ndarray, shape (n,)
-        Labels in {-1, +1}.
-    loss : DWDLoss
     lambdas : ndarray, shape (L,)
 
     Returns
@@ -116,17 +106,16 @@ def objective_gap_bounds(form, alpha, y, loss, lambdas):
     lambdas = np.asarray(lambdas, dtype=float)
     if alpha.shape[1] == 0:
         return np.zeros(0)
+    form = objective.form
     theta = alpha[1:]
-    applied = form.apply(theta)
-    applied = applied.reshape(form.n, -1)
+    applied = form.apply(theta).reshape(form.n, -1)
     b = alpha[0].astype(float)
-    b_star = _best_intercepts(b, applied, y, loss)
-    w = np.ones(form.n) if loss.weights is None else loss.weights
+    b_star = _best_intercepts(b, applied, objective)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = w @ loss.value(y[:, None] * (b[None, :] + applied)) / form.n
-        at_best_margins = y[:, None] * (b_star[None, :] + applied)
-        at_best = w @ loss.value(at_best_margins) / form.n
-        u = loss.weighted_labels(y)[:, None] * loss.deriv(at_best_margins) / form.n
+        values = objective.data_term(b[None, :] + applied)
+        at_best_f = b_star[None, :] + applied
+        at_best = objective.data_term(at_best_f)
+        u = objective.derivative(at_best_f) / form.n
         dual = form.dual_norm_sq(u, theta, lambdas)
         bound = np.maximum(values - at_best, 0.0) + dual / (4.0 * lambdas)
     return np.where(np.isfinite(bound), bound, np.inf)

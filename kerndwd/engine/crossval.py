@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 from .designs import build_majoriser
-from .loop import run_path
+from .solvers import run_path
 
 __all__ = ["MIN_FOLDS", "draw_foldid", "check_nfolds", "check_foldid", "fold_rows", "heldout_decisions",
            "cv_error", "select_lambda", "choose_last_minimum"]

@@ -1,4 +1,4 @@
-"""The forms ``f = b0 + B theta`` of the engine (see :class:`kerndwd.engine.contract.Form`).
+"""The forms ``f = b0 + B theta`` of the engine, and the contract they honour (:class:`Form`).
 
 A *linear* form (``||f||^2 = theta' theta``) also offers the products with
 the intercept-augmented basis ``Z = [1, B]`` that the linear majorisers use
@@ -11,13 +11,71 @@ own form with the same methods, and every linear majoriser runs on it.
 
 from __future__ import annotations
 
+import os
+from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy import linalg
 
-__all__ = ["LinearForm", "DenseLinearForm", "SparseLinearForm", "KernelForm", "weighted_col_sq_sums"]
+__all__ = ["Form", "LinearForm", "DenseLinearForm", "SparseLinearForm", "FeatureMatrixForm", "KernelForm",
+           "weighted_col_sq_sums", "row_blocks", "BLOCK_ELEMENTS"]
+
+#: Numbers of one block when features or Gram matrices are formed by rows
+#: (about 16 MB of float64).
+BLOCK_ELEMENTS = 1 << 21
+#: Rows per block of a product with a float32 feature matrix: the float64
+#: copy of a block (``m`` columns) stays in a core's cache.
+_PRODUCT_BLOCK_BYTES = 1 << 19
 
 
-class LinearForm:
+def row_blocks(n, rows):
+    """``(start, stop)`` of consecutive blocks of ``rows`` rows covering ``range(n)``."""
+    return [(start, min(start + rows, n)) for start in range(0, n, rows)]
+
+
+class Form(ABC):
+    """``f = b0 + B theta`` and the penalty ``||f||^2`` of the basis ``B``: what the
+    objective, the MM step and the certificates are evaluated with.
+
+    Every product takes one vector or a matrix of them (one column per
+    lambda): ``apply(theta)`` with ``theta`` of shape ``(k,)`` or ``(k, L)``
+    returns shape ``(n,)`` or ``(n, L)``, and ``apply_t`` likewise.
+    ``tests/test_engine_contract.py`` holds every form a design builds to
+    that.
+    """
+
+    n: int
+
+    @abstractmethod
+    def apply(self, theta):
+        """``B theta``."""
+
+    @abstractmethod
+    def apply_t(self, z):
+        """``B' z``."""
+
+    @abstractmethod
+    def penalty(self, theta, applied=None):
+        """``||f||^2`` at ``theta`` (a vector); ``applied = B theta`` when the caller has it."""
+
+    @abstractmethod
+    def penalty_grad(self, theta, applied=None):
+        """Gradient of ``||f||^2`` with respect to ``theta``."""
+
+    @abstractmethod
+    def dual_norm_sq(self, u, theta, lam):
+        """Squared dual norm, in the penalty's norm, of the gradient in ``theta``
+        of ``(data term) + lam ||f||^2`` when ``u`` is the data term's derivative
+        in ``f`` (see :mod:`kerndwd.engine.certify`); one value per column."""
+
+    def keep_rows(self, v):
+        """Where the per-row vector ``v`` (new decision values) is kept: in memory,
+        ``v`` itself; a form whose rows live on a cluster stores it there."""
+        return v
+
+
+class LinearForm(Form):
     """``f = b0 + B beta``, ``||f||^2 = beta' beta``, for any ``B`` with ``@`` and ``.T``.
 
     Subclasses may override the products for their storage; the defaults
@@ -150,21 +208,143 @@ class SparseLinearForm(LinearForm):
         self._Xt = X.T  # a transposed view (CSR <-> CSC), no copy of the data
 
     def apply(self, theta):
-        return np.asarray(self.B @ theta, dtype=float).reshape(-1)
+        return np.asarray(self.B @ theta, dtype=float).reshape((self.n,) + np.shape(theta)[1:])
 
     def apply_t(self, z):
-        return np.asarray(self._Xt @ z, dtype=float).reshape(-1)
+        return np.asarray(self._Xt @ z, dtype=float).reshape((self.p,) + np.shape(z)[1:])
 
     def weighted_sq_norms(self, weights):
         return np.concatenate(([weights.sum()], weighted_col_sq_sums(self.B, weights)))
 
 
-class KernelForm:
+class FeatureMatrixForm(LinearForm):
+    """``f = b0 + Phi theta`` with ``Phi`` stored once, float64 or float32.
+
+    Unlike :class:`~kerndwd.engine.forms.DenseLinearForm` no copy
+    ``Z = [1, Phi]`` is kept: the intercept is added to (or summed out of)
+    each product.  A float64 ``Phi`` is multiplied by BLAS directly.  A
+    float32 ``Phi`` is multiplied block by block: each block of rows is
+    copied into a float64 buffer that fits in cache and multiplied there, so
+    every sum is accumulated in float64 and memory grows by one buffer per
+    thread.  The blocks are shared among ``n_threads`` threads (numpy
+    releases the GIL in the copy and in BLAS).
+
+    Parameters
+    ----------
+    Phi : ndarray, shape (n, m), float64 or float32
+        The features of the training rows (not copied; never modified).
+    n_threads : int, optional
+        Threads for the float32 products (default: the number of CPUs).
+    block_rows : int, optional
+        Rows per block of the float32 products (default: a float64 block of
+        about 512 KB, which stays in a core's cache).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Phi = np.arange(6.0).reshape(3, 2)
+    >>> form = FeatureMatrixForm(Phi.astype(np.float32))
+    >>> form.zmul(np.array([1.0, 1.0, -1.0]))
+    array([0., 0., 0.])
+    >>> form.ztmul(np.ones(3))
+    array([3., 6., 9.])
+    """
+
+    def __init__(self, Phi, n_threads=None, block_rows=None):
+        if Phi.dtype not in (np.float64, np.float32) or Phi.ndim != 2:
+            raise TypeError(f"Phi must be a 2-D float64 or float32 array, got {Phi.dtype} of shape {Phi.shape}")
+        super().__init__(Phi)
+        self.upcast = Phi.dtype != np.float64
+        rows = block_rows or max(16, _PRODUCT_BLOCK_BYTES // (8 * max(self.p, 1)))
+        self._blocks = row_blocks(self.n, rows)
+        self.n_threads = max(1, min(os.cpu_count() or 1, len(self._blocks))) if n_threads is None else int(n_threads)
+        self._pool = None
+
+    def __getstate__(self):  # a thread pool does not pickle; a copy makes its own
+        state = self.__dict__.copy()
+        state["_pool"] = None
+        return state
+
+    def _map_blocks(self, work):
+        """``work(start, stop, buffer)`` over every block, the blocks split into
+        one contiguous run per thread; returns the per-thread results."""
+        runs = np.array_split(np.arange(len(self._blocks)), self.n_threads)
+
+        def run(indices):
+            if indices.size == 0:
+                return None
+            rows = max(self._blocks[i][1] - self._blocks[i][0] for i in indices)
+            buffer = np.empty((rows, self.p))
+            out = None
+            for i in indices:
+                start, stop = self._blocks[i]
+                block = buffer[:stop - start]
+                block[...] = self.B[start:stop]
+                res = work(start, stop, block)
+                if res is None:
+                    continue
+                if out is None:
+                    out = res
+                else:
+                    out += res
+            return out
+
+        if self.n_threads == 1:
+            return [run(runs[0])]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.n_threads)
+        return list(self._pool.map(run, runs))
+
+    def apply(self, theta):
+        if not self.upcast:
+            return self.B @ theta
+        out = np.empty((self.n,) + np.shape(theta)[1:])
+
+        def work(start, stop, block):
+            np.dot(block, theta, out=out[start:stop])
+
+        self._map_blocks(work)
+        return out
+
+    def apply_t(self, z):
+        if not self.upcast:
+            return self.B.T @ z
+        parts = self._map_blocks(lambda start, stop, block: block.T @ z[start:stop])
+        return sum(p for p in parts if p is not None)
+
+    def gram(self, weights=None):
+        p = self.p
+        G = np.zeros((p + 1, p + 1))
+        w = np.ones(self.n) if weights is None else weights
+        G[0, 0] = w.sum()
+        # BLAS-3 sized blocks (float64 copies only when upcasting)
+        rows = max(256, BLOCK_ELEMENTS // max(p, 1))
+        for start, stop in row_blocks(self.n, rows):
+            block = np.asarray(self.B[start:stop], dtype=float)
+            wb = block if weights is None else block * w[start:stop, None]
+            G[0, 1:] += w[start:stop] @ block
+            G[1:, 1:] += block.T @ wb
+        G[1:, 0] = G[0, 1:]
+        return G
+
+    def weighted_sq_norms(self, weights):
+        out = np.empty(self.p + 1)
+        out[0] = weights.sum()
+        out[1:] = 0.0
+        rows = max(256, BLOCK_ELEMENTS // max(self.p, 1))
+        for start, stop in row_blocks(self.n, rows):
+            block = np.asarray(self.B[start:stop], dtype=float)
+            out[1:] += weights[start:stop] @ (block * block)
+        return out
+
+
+class KernelForm(Form):
     """``f = b0 + K alpha``, ``||f||^2 = alpha' K alpha``."""
 
     def __init__(self, K):
         self.K = K
         self.n = K.shape[0]
+        self._eigh = None
 
     def apply(self, theta):
         return self.K @ theta
@@ -188,7 +368,6 @@ class KernelForm:
     def eigh(self):
         """``(e, U)`` with ``K = U diag(e) U'`` (``scipy.linalg.eigh``), computed on
         the first call and kept: every fit that shares this form shares it."""
-        eig = getattr(self, "_eigh", None)
-        if eig is None:
-            eig = self._eigh = linalg.eigh(self.K)
-        return eig
+        if self._eigh is None:
+            self._eigh = linalg.eigh(self.K)
+        return self._eigh

@@ -83,7 +83,7 @@ def loss_derivs_and_curvatures(u, q):
     np.divide(t, ratio, out=ratio)
     np.power(ratio, q + 1.0, out=ratio)
     curv *= ratio
-    curv[u <= t] = 0.0
+    curv = np.where(u <= t, 0.0, curv)
     return np.negative(ratio, out=ratio), curv
 
 
@@ -95,7 +95,7 @@ class DWDLoss:
     far from 1 (beyond :data:`WEIGHT_OCTAVES` powers of two) the loss keeps
     ``w / scale`` for the power of two ``scale`` nearest the geometric mean
     of the positive weights (an exact division), and
-    :func:`kerndwd.engine.loop.run_path` solves at ``lambda / scale`` and
+    :func:`kerndwd.engine.run_path` solves at ``lambda / scale`` and
     reports in the caller's units: the majoriser's fixed ridge then keeps its
     usual weight, where otherwise weights of 1e50 would swamp it and weights
     of 1e-50 would leave nothing but it.

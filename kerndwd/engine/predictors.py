@@ -1,5 +1,4 @@
-"""Predictors: decision values at new rows from a fitted ``alpha``
-(see :class:`kerndwd.engine.contract.Predictor`).
+"""Predictors: decision values at new rows from a fitted ``alpha`` (:class:`Predictor`).
 
 A fitted path (and the scikit-learn estimator) stores one of these; it is
 everything prediction needs, and it holds its own copy of any training data
@@ -8,11 +7,42 @@ it uses, so later changes to the caller's arrays never change a prediction.
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 
-from .cache import quiet_kernel
+from .kernel_checks import quiet_kernel
 
-__all__ = ["LinearPredictor", "KernelPredictor", "FeaturePredictor", "PREDICT_BLOCK", "PREDICT_ENTRIES"]
+__all__ = ["Predictor", "COEF_SPACES", "LinearPredictor", "KernelPredictor", "FeaturePredictor", "PREDICT_BLOCK",
+           "PREDICT_ENTRIES"]
+
+#: What the rows after the intercept of a fitted ``alpha`` are:
+#: ``"beta"``: coefficients of the input columns (``f = b0 + x' beta``);
+#: ``"kernel"``: coefficients of the training rows (``f = b0 + sum_j alpha_j k(x_j, x)``);
+#: ``"features"``: coefficients of a feature map (``f = b0 + phi(x)' theta``).
+COEF_SPACES = ("beta", "kernel", "features")
+
+
+@runtime_checkable
+class Predictor(Protocol):
+    """Decision values at new rows from intercept-first coefficients."""
+
+    #: number of input columns a new row must have
+    n_features: int
+    #: one of :data:`COEF_SPACES`
+    coef_space: str
+
+    def decision(self, newx, alpha, cross=None) -> np.ndarray:
+        """``b0 + ...`` at the rows of ``newx`` for each column of ``alpha``
+        (shape (ncoef, L)); returns shape (m, L).  ``cross``, when given, is a
+        zero-argument callable returning the kernel between ``newx`` and the
+        training rows, already formed (cross-validation slices it from one
+        kernel matrix); predictors that need no kernel ignore it.  Raises
+        ``ValueError`` naming ``newx`` when the values are not finite."""
+
+    def beta(self, alpha) -> np.ndarray | None:
+        """Coefficients ``beta`` (shape (p, L)) of the input columns when the fit
+        is linear in ``x``, else None."""
 
 #: Rows of ``newx`` per block when forming ``K(newx, x)`` or features: bounds
 #: memory at about ``8 * PREDICT_BLOCK * n`` bytes.
@@ -21,6 +51,14 @@ PREDICT_BLOCK = 2048
 #: more than ``PREDICT_BLOCK`` training rows a block holds fewer new rows, so
 #: prediction never forms an array that grows like ``n^2``.
 PREDICT_ENTRIES = PREDICT_BLOCK * PREDICT_BLOCK
+
+
+def _finite(links, what):
+    """``links``, or ``ValueError`` naming ``newx`` when they overflowed."""
+    if not np.isfinite(links).all():
+        raise ValueError(f"{what} overflow: the decision values at newx are not finite; rescale newx as the "
+                         "training data were")
+    return links
 
 
 def _dense_product(newx, coef):
@@ -37,7 +75,7 @@ class LinearPredictor:
         self.n_features = int(n_features)
 
     def decision(self, newx, alpha, cross=None):
-        return alpha[0] + _dense_product(newx, alpha[1:])
+        return _finite(alpha[0] + _dense_product(newx, alpha[1:]), "the linear decision values")
 
     def beta(self, alpha):
         return alpha[1:]
@@ -61,10 +99,7 @@ class KernelPredictor:
         rows = max(1, min(PREDICT_BLOCK, PREDICT_ENTRIES // self.x.shape[0]))
         links = blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx, alpha[0], alpha[1:],
                                   rows)
-        if not np.isfinite(links).all():
-            raise ValueError(f"kern={self.kern!r} overflows between newx and the training rows: "
-                             "the decision values are not finite; rescale newx as the training data were")
-        return links
+        return _finite(links, f"kern={self.kern!r} between newx and the training rows")
 
     def beta(self, alpha):
         """``x' alpha`` when the kernel is the inner product, else None."""
@@ -81,7 +116,8 @@ class FeaturePredictor:
         self.n_features = int(n_features)
 
     def decision(self, newx, alpha, cross=None):
-        return blocked_expansion(self.feature_map.transform, newx, alpha[0], alpha[1:])
+        return _finite(blocked_expansion(self.feature_map.transform, newx, alpha[0], alpha[1:]),
+                       "the features of newx")
 
     def beta(self, alpha):
         return None

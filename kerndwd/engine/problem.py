@@ -10,10 +10,12 @@ the problem of a fold with :meth:`Problem.subset`, a q value with
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .capabilities import storage_of
 from .loss import DWDLoss
 
 __all__ = ["Problem", "GAM_FIT", "GAM_TUNE", "LINEAR_RULES"]
@@ -66,7 +68,7 @@ class Problem:
         :class:`~kerndwd.engine.designs.ExactDesign` is the exact kernel, with
         R's choice between the linear and the kernel solver.
     method : str
-        The path solver (:func:`kerndwd.engine.loop.run_path`): ``"mm"``, the
+        The path solver (:func:`kerndwd.engine.run_path`): ``"mm"``, the
         MM iteration, or another registered one.
 
     Parameters
@@ -111,7 +113,7 @@ class Problem:
         work.  ``kern`` defaults to the linear kernel, ``design`` to the exact
         kernel; ``settings`` are the other fields (``stop``, ``eps``, ...)."""
         from ..kernels import vanilladot
-        from .designs import ExactDesign
+        from .designs.exact import ExactDesign
 
         return cls(X=X, y=np.asarray(y, dtype=float), classes=np.array([-1.0, 1.0]),
                    lambdas=np.atleast_1d(np.asarray(lambdas, dtype=float)), loss=DWDLoss(q, weights),
@@ -125,6 +127,38 @@ class Problem:
     @property
     def p(self):
         return self.X.shape[1]
+
+    @property
+    def storage(self):
+        """How the rows are held: ``"dense"``, ``"sparse"`` or ``"remote"`` (a Dask array)."""
+        return storage_of(self.X)
+
+    def fingerprint(self):
+        """What a fit is a fit of: the kernel, q, the design with its options, and a
+        digest of the rows, the labels and the weights (their shapes and column
+        sums, which two different data sets share with probability zero and the
+        same array always reproduces).  A calibration is refused for a path
+        whose fingerprint differs.  Rows held by a Dask cluster have no digest
+        (None): no cross-validation is fitted on them.
+
+        Returns
+        -------
+        dict
+        """
+        digest = None
+        if self.storage != "remote":
+            h = hashlib.blake2b(digest_size=16)
+            h.update(repr(self.X.shape).encode())
+            for part in (self.X.sum(axis=0), self.y, self.loss.weights):
+                if part is not None:
+                    h.update(np.ascontiguousarray(np.asarray(part, dtype=float)).tobytes())
+            digest = h.hexdigest()
+        design = self.design
+        return {"kern": repr(self.kern), "qval": self.loss.q,
+                "design": f"{design.selected_by}={design.name!r}" + "".join(
+                    f", {k}={v!r}" for k, v in sorted(design.options.items()))
+                + ("" if design.model_seed is None else f", random_state={design.model_seed}"),
+                "rows": digest}
 
     def subset(self, rows):
         """The problem on the rows ``rows`` (a fold's training part).

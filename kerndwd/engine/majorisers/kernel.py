@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
+from ..forms import KernelForm
+from ..newton_systems import KernelNewton
 from .contract import Majoriser
-from .forms import KernelForm
 from .linear import check_finite_majoriser, spd_solver
 
 __all__ = ["KernelEigen", "KernelCholesky"]
@@ -50,7 +51,9 @@ class KernelEigen(Majoriser):
     def to_alpha(self, coord):
         return np.concatenate(([coord[0]], self.U @ coord[1:]))
 
-    def from_alpha(self, alpha):
+    def start(self, alpha=None):
+        if alpha is None:
+            return np.zeros(self.ncoef)
         return np.concatenate(([alpha[0]], self.U.T @ alpha[1:]))
 
     def penalty_at(self, coord, f):
@@ -90,9 +93,9 @@ class KernelEigen(Majoriser):
 
         return step_fn
 
-    def eigenbasis(self):
-        """``(e, U)``, the eigendecomposition of ``K`` this majoriser iterates in."""
-        return self.e, self.U
+    def newton_system(self):
+        """Newton-CG in the eigenbasis this majoriser iterates in (no second decomposition)."""
+        return KernelNewton(self.form, (self.e, self.U), self.loss.weights, self.loss.lipschitz)
 
 
 class KernelCholesky(Majoriser):
@@ -118,6 +121,10 @@ class KernelCholesky(Majoriser):
         A[np.diag_indices(n + 1)] += gam
         self.A = A
         self.B = (2.0 * n / loss.lipschitz) * K
+
+    def newton_system(self):
+        """Newton-CG in the eigenbasis of ``K``, decomposed once and kept on the form."""
+        return KernelNewton(self.form, self.form.eigh(), self.loss.weights, self.loss.lipschitz)
 
     def penalty_at(self, coord, f):
         return float(coord[1:] @ (f - coord[0]))  # alpha' K alpha, with K alpha = f - b0

@@ -1,5 +1,4 @@
-"""What every part of the engine promises: the majoriser, the predictor and
-the linear form of the decision values.
+"""What a majoriser promises (:class:`Majoriser`), and the check every build passes.
 
 The engine minimises, for each ``lambda`` of a decreasing path,
 
@@ -15,31 +14,33 @@ point by a quadratic with Hessian ``M Z'WZ + 2 n lambda diag(0, Omega)``
 
 Three roles, each a small contract:
 
-* a :class:`Form` turns ``theta`` into ``B theta`` and back (``B' z``) and
-  gives the penalty ``||f||^2``; it is what the objective and the gradient
-  are evaluated with;
+* a :class:`~kerndwd.engine.forms.Form` turns ``theta`` into ``B theta`` and
+  back and gives the penalty; the objective is evaluated with it;
 * a :class:`Majoriser` solves the quadratic majoriser in its own
-  coordinates (an eigenbasis, say) and knows how to map them back to the
-  intercept-first coefficients ``alpha = (b0, theta)`` users see;
-* a :class:`Predictor` turns ``alpha`` into decision values at new rows.
-  The fitted path stores it, so no caller needs to know which majoriser
-  produced a fit in order to predict from it.
+  coordinates (an eigenbasis, say), maps them to the intercept-first
+  coefficients ``alpha = (b0, theta)`` users see and back, and gives the
+  Newton system of its form to the second-order path solver;
+* a :class:`~kerndwd.engine.predictors.Predictor` turns ``alpha`` into
+  decision values at new rows.
 
-A majoriser is built by a registered *design* (:mod:`kerndwd.engine.designs`)
-from a validated :class:`kerndwd.engine.problem.Problem`; the MM loop
-(:func:`kerndwd.engine.loop.mm_path`) runs any majoriser that honours
-:class:`Majoriser`.  The conformance test ``tests/test_engine_contract.py``
-holds every registered design to these contracts.
+A majoriser is built by a registered design (:mod:`kerndwd.engine.designs`)
+from a validated :class:`~kerndwd.engine.problem.Problem`; the path solvers
+(:mod:`kerndwd.engine.solvers`) run any majoriser that honours
+:class:`Majoriser`.  ``tests/test_engine_contract.py`` holds every
+registered design to these contracts.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable
 
 import numpy as np
 
-__all__ = ["Form", "Predictor", "Majoriser", "StepFn", "COEF_SPACES", "check_majoriser"]
+from ..forms import Form
+from ..predictors import COEF_SPACES, Predictor
+
+__all__ = ["Majoriser", "LinearPenalty", "StepFn", "check_majoriser"]
 
 #: ``step_fn(z, coord) -> (step, df, grad_sq)``: the MM step from ``coord`` in
 #: the majoriser's coordinates, the change it makes in ``f``, and the squared
@@ -49,57 +50,6 @@ __all__ = ["Form", "Predictor", "Majoriser", "StepFn", "COEF_SPACES", "check_maj
 #: and the labels (a block sweep re-evaluates the loss after each block).
 StepFn = Callable[..., tuple]
 
-#: What the rows after the intercept of a fitted ``alpha`` are:
-#: ``"beta"``: coefficients of the input columns (``f = b0 + x' beta``);
-#: ``"kernel"``: coefficients of the training rows (``f = b0 + sum_j alpha_j k(x_j, x)``);
-#: ``"features"``: coefficients of a feature map (``f = b0 + phi(x)' theta``).
-COEF_SPACES = ("beta", "kernel", "features")
-
-
-@runtime_checkable
-class Form(Protocol):
-    """``f = b0 + B theta`` and the penalty ``||f||^2`` of the basis ``B``."""
-
-    n: int
-
-    def apply(self, theta) -> np.ndarray:
-        """``B theta``, shape (n,)."""
-
-    def apply_t(self, z) -> np.ndarray:
-        """``B' z``."""
-
-    def penalty(self, theta, applied=None) -> float:
-        """``||f||^2`` at ``theta``; ``applied = B theta`` when the caller has it."""
-
-    def penalty_grad(self, theta, applied=None) -> np.ndarray:
-        """Gradient of ``||f||^2`` with respect to ``theta``."""
-
-    def dual_norm_sq(self, u, theta, lam) -> float:
-        """Squared dual norm, in the penalty's norm, of the gradient in ``theta``
-        of ``(data term) + lam ||f||^2`` when ``u`` is the data term's derivative
-        in ``f`` (see :mod:`kerndwd.engine.certify`)."""
-
-
-@runtime_checkable
-class Predictor(Protocol):
-    """Decision values at new rows from intercept-first coefficients."""
-
-    #: number of input columns a new row must have
-    n_features: int
-    #: one of :data:`COEF_SPACES`
-    coef_space: str
-
-    def decision(self, newx, alpha, cross=None) -> np.ndarray:
-        """``b0 + ...`` at the rows of ``newx`` for each column of ``alpha``
-        (shape (ncoef, L)); returns shape (m, L).  ``cross``, when given, is a
-        zero-argument callable returning the kernel between ``newx`` and the
-        training rows, already formed (cross-validation slices it from one
-        kernel matrix); predictors that need no kernel ignore it."""
-
-    def beta(self, alpha) -> np.ndarray | None:
-        """Coefficients ``beta`` (shape (p, L)) of the input columns when the fit
-        is linear in ``x``, else None."""
-
 
 class Majoriser(ABC):
     """The quadratic majoriser of ``n F`` at one lambda, solved in the
@@ -107,9 +57,9 @@ class Majoriser(ABC):
 
     Subclasses set, in ``__init__``: :attr:`n`, :attr:`ncoef`, :attr:`loss`
     (the :class:`kerndwd.engine.loss.DWDLoss` it was built with),
-    :attr:`form` (a :class:`Form`), :attr:`predictor` (a :class:`Predictor`)
-    and :attr:`solver` (a short label for users, e.g. R's routine name; no
-    code branches on it).
+    :attr:`form` (a :class:`~kerndwd.engine.forms.Form`), :attr:`predictor`
+    (a :class:`~kerndwd.engine.predictors.Predictor`) and :attr:`solver` (a
+    short label for users, e.g. R's routine name; no code branches on it).
     """
 
     n: int
@@ -120,18 +70,16 @@ class Majoriser(ABC):
     #: a step made of several moves that each re-evaluate the loss
     needs_decisions: bool = False
 
-    def zero(self) -> np.ndarray:
-        """The starting point of a path (all coefficients zero)."""
-        return np.zeros(self.ncoef)
+    def start(self, alpha=None) -> np.ndarray:
+        """The coordinates a path starts from: zero, or those of the
+        intercept-first coefficients ``alpha`` (a warm start); a copy.  A
+        majoriser that keeps state between passes (a warm-started inner
+        solver, the directions of the last sweep) forgets it here."""
+        return np.zeros(self.ncoef) if alpha is None else np.array(alpha, dtype=float)
 
     def to_alpha(self, coord) -> np.ndarray:
         """Intercept-first coefficients ``(b0, theta)`` from ``coord`` (a copy)."""
         return coord.copy()
-
-    def from_alpha(self, alpha) -> np.ndarray:
-        """The majoriser's coordinates of intercept-first coefficients (a copy):
-        the inverse of :meth:`to_alpha`, to start a path from a given point."""
-        return np.array(alpha, dtype=float)
 
     @abstractmethod
     def penalty_at(self, coord, f) -> float:
@@ -141,17 +89,15 @@ class Majoriser(ABC):
     def at_lambda(self, lam) -> StepFn:
         """The step function of the majoriser at ``lam`` (see :data:`StepFn`)."""
 
-    def eigenbasis(self):
-        """``(e, U)`` with ``form.K = U diag(e) U'`` when the majoriser holds the
-        eigendecomposition of a kernel form's matrix, else None.
-
-        Second-order path solvers (:mod:`kerndwd.engine.newton`) work in that
-        basis; a majoriser that has it shares it here (never modify it), and
-        the solver decomposes ``form.K`` itself otherwise.
+    def newton_system(self):
+        """The Newton system of the majoriser's form
+        (:class:`kerndwd.engine.newton_systems.NewtonSystem`), for the
+        second-order path solver; None when there is none.  A design lists
+        ``"newton"`` among its path solvers only when its majorisers have one.
 
         Returns
         -------
-        tuple of (ndarray of shape (n,), ndarray of shape (n, n)), or None
+        NewtonSystem or None
         """
         return None
 
@@ -193,7 +139,7 @@ def check_majoriser(majoriser, design_name="?"):
         return majoriser
     if not isinstance(majoriser.form, Form):
         raise TypeError(f"design {design_name!r}: {type(majoriser).__name__}.form is not a Form "
-                        "(apply, apply_t, penalty, penalty_grad, n)")
+                        "(kerndwd.engine.forms.Form: apply, apply_t, penalty, penalty_grad, dual_norm_sq)")
     predictor = majoriser.predictor
     if not isinstance(predictor, Predictor) or predictor.coef_space not in COEF_SPACES:
         raise TypeError(f"design {design_name!r}: {type(majoriser).__name__}.predictor is not a Predictor "

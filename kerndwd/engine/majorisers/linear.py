@@ -20,8 +20,9 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
+from ..newton_systems import LinearNewton
+from ..predictors import LinearPredictor
 from .contract import LinearPenalty, Majoriser
-from .predictors import LinearPredictor
 
 __all__ = ["LinearEigen", "LinearCholesky", "LARGE_PENALTY", "spd_solver", "check_finite_majoriser"]
 
@@ -93,6 +94,7 @@ class LinearEigen(LinearPenalty, Majoriser):
         self.form = form
         self.predictor = LinearPredictor(form.p) if predictor is None else predictor
         self._gram_eig, self._gam = gram_eig, gam
+        self._eig = None
 
     def at_lambda(self, lam):
         n, M, form = self.n, self.loss.lipschitz, self.form
@@ -112,6 +114,9 @@ class LinearEigen(LinearPenalty, Majoriser):
             return step, form.zmul(step), (rhs @ rhs) * inv_n2
 
         return step_fn
+
+    def newton_system(self):
+        return LinearNewton(self.form, self.loss.weights, self.loss.lipschitz)
 
     def _eigen_step_matrix(self, c):
         """``-(1/M) P^-1`` through the eigenbasis of ``Z'Z`` and a Sherman-Morrison
@@ -183,12 +188,11 @@ class LinearEigen(LinearPenalty, Majoriser):
         return self._decomposition()[1]
 
     def _decomposition(self):
-        eig = getattr(self, "_eig", None)
-        if eig is None:
+        if self._eig is None:
             given = self._gram_eig() if callable(self._gram_eig) else self._gram_eig
             evals, evecs = linalg.eigh(self.form.gram()) if given is None else given
-            eig = self._eig = (evals + self._gam, evecs)
-        return eig
+            self._eig = (evals + self._gam, evecs)
+        return self._eig
 
 
 class LinearCholesky(LinearPenalty, Majoriser):
@@ -206,6 +210,9 @@ class LinearCholesky(LinearPenalty, Majoriser):
         check_finite_majoriser(A)
         A[np.diag_indices(self.ncoef)] += gam
         self.A = A
+
+    def newton_system(self):
+        return LinearNewton(self.form, self.loss.weights, self.loss.lipschitz)
 
     def at_lambda(self, lam):
         n, M, form = self.n, self.loss.lipschitz, self.form

@@ -25,7 +25,7 @@ with ``Q > 0`` is discarded and the system re-solved from zero.  At a fixed
 point the step vanishes, and with a relative CG residual below 1 so does
 ``rhs``: the limit is the exact optimum, the same as the dense solvers'.
 
-:func:`kerndwd.engine.loop.mm_path` runs this majoriser unchanged (both stopping
+The MM iteration (:mod:`kerndwd.engine.solvers.mm`) runs this majoriser unchanged (both stopping
 rules; ``grad_sq`` is ``||rhs||^2 / n^2`` as in the dense majorisers).
 """
 
@@ -34,8 +34,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, cg
 
+from ..newton_systems import SparseLinearNewton
+from ..predictors import LinearPredictor
 from .contract import LinearPenalty, Majoriser
-from .predictors import LinearPredictor
 
 __all__ = ["LinearCG", "CG_RTOL"]
 
@@ -86,9 +87,12 @@ class LinearCG(LinearPenalty, Majoriser):
         self._warm = np.zeros(self.ncoef)
         self.cg_iterations = 0
 
-    def zero(self):
-        self._warm = np.zeros(self.ncoef)  # a new path (mm_path starts here): forget the last step
-        return np.zeros(self.ncoef)
+    def start(self, alpha=None):
+        self._warm = np.zeros(self.ncoef)  # a new path: forget the last step
+        return super().start(alpha)
+
+    def newton_system(self):
+        return SparseLinearNewton(self.form, self.loss.weights, self.loss.lipschitz)
 
     def _gram(self, c):
         """``v -> (Z'WZ + gam I + c diag(0, I)) v`` as a LinearOperator."""

@@ -1,41 +1,21 @@
-"""Linear and feature designs on a row-chunked Dask array: the rows stay on the workers.
+"""Per-row vectors on a Dask cluster: :class:`ChunkedRows`, the algebra that lets the
+path solvers' numpy code run where the rows are.
 
-When a problem's ``X`` is a ``dask.array`` (validated by the faces: float64,
-row-chunked with one column chunk, known chunk sizes, persisted on the
-cluster), everything with ``n`` entries stays where the chunks are:
-
-* the basis ``B``: ``X`` itself for linear DWD, or the features
-  ``Phi = phi(X)`` of a feature design, formed chunk by chunk by the fitted
-  map's ``transform`` and persisted (:func:`dask_feature_matrix`); never
-  gathered;
-* the per-row vectors of the MM loop: the labels ``y``, the weights, the
-  decision values ``f`` and ``z_i = w_i y_i V_q'(y_i f_i)``, as
-  :class:`ChunkedRows`.
-
-:class:`ChunkedRows` is what lets :func:`kerndwd.engine.loop.mm_path` run
-unchanged on a cluster.  The loop writes its per-row work in numpy
-(``f + beta * (f - f_prev)``, ``wy * loss.deriv(y * f)``,
-``np.mean(loss.value(...))``); on :class:`ChunkedRows` those operations
-only record an expression over persisted chunks.  The expression is
-evaluated chunk by chunk, inside the one task per chunk that needs it: the
-partial sums of ``Z'z`` (:meth:`DaskLinearForm.ztmul`), of the objective, or
-the stored values of a new iterate.  One hook of the form,
-:meth:`DaskLinearForm.keep_rows`, which the loop calls on each new
-iterate's ``f``, marks it to be stored by the next reduction that reads
+When a problem's ``X`` is a ``dask.array`` (validated by the input layer:
+float64, row-chunked with one column chunk, known chunk sizes, persisted on
+the cluster), every vector with ``n`` entries stays where the chunks are:
+the labels ``y``, the weights, the decision values ``f`` and
+``z_i = w_i y_i V_q'(y_i f_i)``.  The MM iteration writes its per-row work
+in numpy (``f + beta * (f - f_prev)``, ``wy * loss.deriv(y * f)``,
+``np.mean(loss.value(...))``); on :class:`ChunkedRows` those operations only
+record an expression over persisted chunks.  The expression is evaluated
+chunk by chunk, inside the one task per chunk that needs it: the partial
+sums of ``Z'z`` (:class:`kerndwd.engine.designs.dask.DaskLinearForm`), of the
+objective, or the stored values of a new iterate.  :meth:`ChunkedRows.keep`
+marks a new iterate's ``f`` to be stored by the next reduction that reads
 it, inside that reduction's task per chunk, so that no expression outlives
-its pass.  A pass under R's rule is thus one task per chunk (``f = f + Z
-step``, stored, and the partial sums of ``Z'z`` at it), run on the worker
-that holds the chunk, a getitem beside it that hands the partial sums on,
-and a tree sum: the coefficients travel to the workers inside the tasks,
-and ``k + 1`` numbers per chunk travel back.
-
-:class:`DaskLinearForm` gives the linear-form methods of
-:mod:`kerndwd.engine.forms`: products that yield ``k + 1`` (or
-``(k + 1)^2``) numbers are reductions over the row chunks, computed at once;
-products that yield ``n`` numbers are :class:`ChunkedRows`.  The linear
-majorisers solve their ``(k + 1)`` system on the client, unchanged: a fit
-on a cluster runs the MM iteration of a fit in memory, and only the order
-of the floating-point sums differs.
+its pass.  The Dask forms, feature matrices and prediction are in
+:mod:`kerndwd.engine.designs.dask`.
 
 Nothing here starts a scheduler: computations run on whatever
 ``distributed.Client`` is current, or on Dask's default scheduler.  Dask is
@@ -48,14 +28,11 @@ from __future__ import annotations
 import numbers
 import operator
 import uuid
-import warnings
 
 import numpy as np
 
-from .forms import LinearForm
-
-__all__ = ["is_dask_collection", "require_dask", "ChunkedRows", "DaskLinearForm", "DaskRowsView",
-           "dask_feature_matrix", "map_input", "dask_decision", "REDUCE_FAN_IN"]
+__all__ = ["is_dask_collection", "require_dask", "ChunkedRows", "reduce_rows", "row_expression", "REDUCE_FAN_IN",
+           "SLICE_ROWS"]
 
 #: What to install for Dask input (named in every ImportError).
 DASK_EXTRA = "pip install 'kerndwd[dask]'"
@@ -330,7 +307,7 @@ def _graph(name, dsk, dependencies, inputs=None, chunk_layer=None):
         return HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
 
 
-def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
+def reduce_rows(fn, exprs, leaves, chunks, prefix="reduce"):
     """``sum over chunks of fn(*exprs evaluated on the chunk)``, computed: one task
     per chunk, then a tree of sums (:data:`REDUCE_FAN_IN` partials per task).
     Pending stores the expressions reach are computed in the same tasks and
@@ -370,7 +347,7 @@ def _reduce(fn, exprs, leaves, chunks, prefix="reduce"):
     return np.asarray(Delayed(tree, graph).compute(optimize_graph=False), dtype=float)
 
 
-def _as_expr(value, leaves, n):
+def row_expression(value, leaves, n):
     """``(expr, leaves, columns)`` of an operand of rows of length ``n``: rows, a Dask
     vector, a scalar, or a small numpy array that broadcasts along the columns.
     ``columns`` is None for a vector of rows, the number of columns of a matrix
@@ -480,7 +457,7 @@ class ChunkedRows:
     def _combine(self, node, *operands):
         leaves, exprs, columns = dict(self._leaves), [], []
         for value in operands:
-            expr, leaves, ncols = _as_expr(value, leaves, self.shape[0])
+            expr, leaves, ncols = row_expression(value, leaves, self.shape[0])
             exprs.append(expr)
             columns.append(ncols)
         for leaf in leaves.values():
@@ -546,15 +523,15 @@ class ChunkedRows:
         """``w @ m``: the sum over the rows of ``w`` (a vector) times ``m`` (computed)."""
         if not isinstance(right, ChunkedRows) or any(getattr(v, "_mask", None) is not None for v in (left, right)):
             return NotImplemented
-        expr_left, leaves, columns = _as_expr(left, dict(self._leaves), self.shape[0])
+        expr_left, leaves, columns = row_expression(left, dict(self._leaves), self.shape[0])
         if columns not in (None, "scalar"):
             return NotImplemented
-        expr_right, leaves, _ = _as_expr(right, leaves, self.shape[0])
+        expr_right, leaves, _ = row_expression(right, leaves, self.shape[0])
         for leaf in leaves.values():
             if _row_chunks(leaf) != self.chunks:
                 raise ValueError(f"ChunkedRows with row chunks {self.chunks} met a Dask array chunked "
                                  f"{_row_chunks(leaf)}")
-        return _reduce(_dot_block, (expr_left, expr_right), leaves, self.chunks, prefix="dot")
+        return reduce_rows(_dot_block, (expr_left, expr_right), leaves, self.chunks, prefix="dot")
 
     def __array_function__(self, func, types, args, kwargs):
         if func in (np.zeros_like, np.empty_like, np.ones_like):
@@ -641,14 +618,14 @@ class ChunkedRows:
         reduction; a selection's expression is evaluated on the selected rows
         alone, as numpy evaluates ``f(x[mask])``."""
         if self._mask is None:
-            out = _reduce(_sum_and_count_block, (self._expr, ("const", True)), self._leaves, self.chunks,
+            out = reduce_rows(_sum_and_count_block, (self._expr, ("const", True)), self._leaves, self.chunks,
                           prefix="sum")
         elif self._expr[0] == "const":  # a constant over the selection
-            count = _reduce(_sum_and_count_block, (("const", 0.0), self._mask), self._leaves, self.chunks,
+            count = reduce_rows(_sum_and_count_block, (("const", 0.0), self._mask), self._leaves, self.chunks,
                             prefix="sum")[-1]
             out = np.array([self._expr[1] * count, count])
         else:
-            out = _reduce(_sum_and_count_block, (("select", self._mask, self._expr), self._mask), self._leaves,
+            out = reduce_rows(_sum_and_count_block, (("select", self._mask, self._expr), self._mask), self._leaves,
                           self.chunks, prefix="sum")
         return out[:-1], out[-1]
 
@@ -663,295 +640,3 @@ class ChunkedRows:
     def __reduce__(self):
         # a pickle holds the values, not a reference to the cluster
         return (np.asarray, (self.compute(),))
-
-
-# --------------------------------------------------------------------------
-# the linear form of a Dask basis
-# --------------------------------------------------------------------------
-def _ztz_block(b, z):
-    """``[sum(z); b'z]`` of one chunk (one column per column of ``z``)."""
-    out = np.empty((b.shape[1] + 1,) + np.shape(z)[1:])
-    out[0] = z.sum(axis=0)
-    out[1:] = b.T @ z
-    return out
-
-
-def _gram_block(b, w=None):
-    """``[1, b]' W [1, b]`` of one chunk (``W = I`` when ``w`` is None)."""
-    b = np.asarray(b, dtype=float)
-    k = b.shape[1]
-    G = np.empty((k + 1, k + 1))
-    if w is None:
-        G[0, 0] = b.shape[0]
-        G[0, 1:] = b.sum(axis=0)
-        G[1:, 1:] = b.T @ b
-    else:
-        wb = b * w[:, None]
-        G[0, 0] = w.sum()
-        G[0, 1:] = wb.sum(axis=0)
-        G[1:, 1:] = b.T @ wb
-    G[1:, 0] = G[0, 1:]
-    return G
-
-
-def _sq_norms_block(b, w):
-    """``[sum(w); sum_i w_i b_ij^2]`` of one chunk."""
-    b = np.asarray(b, dtype=float)
-    return np.concatenate(([w.sum()], (b * b).T @ w))
-
-
-class DaskLinearForm(LinearForm):
-    """``f = b0 + B theta``, ``||f||^2 = theta' theta``, for a row-chunked Dask array ``B``.
-
-    Every product that yields ``k + 1`` (or ``(k + 1)^2``) numbers is a
-    reduction over the row chunks, computed at once (one task per chunk and
-    a tree sum of the partials); every product that yields ``n`` numbers is
-    a :class:`ChunkedRows` (nothing computed).  ``B`` should be persisted (every
-    pass reads it) and must have one column chunk and known row chunks.
-
-    Parameters
-    ----------
-    B : dask.array.Array, shape (n, k)
-        The basis: the validated ``X`` (linear DWD) or the features ``phi(X)``
-        (any float dtype; each chunk is upcast to float64 in its own task).
-
-    Raises
-    ------
-    ValueError
-        ``B`` has unknown row chunks or more than one column chunk.
-    ImportError
-        Dask is not installed.
-
-    Examples
-    --------
-    >>> import numpy as np, dask.array as da
-    >>> form = DaskLinearForm(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2)))
-    >>> form.ztmul(ChunkedRows.from_dask(da.ones(3, chunks=2)))
-    array([3., 6., 9.])
-    >>> form.zmul(np.array([1.0, 1.0, 0.0])).compute()
-    array([1., 3., 5.])
-    """
-
-    def __init__(self, B):
-        require_dask()
-        if len(B.chunks[1]) != 1 or any(np.isnan(c) for c in B.chunks[0]):
-            raise ValueError("DaskLinearForm needs B with known row chunks and a single column chunk")
-        super().__init__(B)
-        self._leaves = {B.name: B}
-        self._basis = ("leaf", B.name)
-        self.chunks = tuple(int(c) for c in B.chunks[0])
-
-    def _rows(self, v):
-        """``(expr, leaves)`` of a per-row vector with the basis among the leaves."""
-        expr, leaves, _ = _as_expr(v, dict(self._leaves), self.n)
-        return expr, leaves
-
-    def apply(self, theta):
-        """``B theta`` as :class:`ChunkedRows` (nothing computed)."""
-        theta = np.asarray(theta, dtype=float)
-        return ChunkedRows(("matvec", self.B.name, theta), self._leaves, self.chunks,
-                           ncols=None if theta.ndim == 1 else theta.shape[1])
-
-    def apply_t(self, z):
-        """``B' z`` (computed)."""
-        return self.ztmul(z)[1:]
-
-    def ztmul(self, z):
-        """``Z' z = [sum(z); B' z]`` (computed: one task per chunk evaluates ``z`` and
-        its partial sums)."""
-        expr, leaves = self._rows(z)
-        return _reduce(_ztz_block, (self._basis, expr), leaves, self.chunks, prefix="ztz")
-
-    def gram(self, weights=None):
-        """``Z'WZ`` (computed: ``(k+1)^2`` partial sums per chunk)."""
-        if weights is None:
-            return _reduce(_gram_block, (self._basis,), self._leaves, self.chunks, prefix="gram")
-        expr, leaves = self._rows(weights)
-        return _reduce(_gram_block, (self._basis, expr), leaves, self.chunks, prefix="gram")
-
-    def weighted_sq_norms(self, weights):
-        """Diagonal of ``Z'WZ`` (computed)."""
-        expr, leaves = self._rows(weights)
-        return _reduce(_sq_norms_block, (self._basis, expr), leaves, self.chunks, prefix="sqnorms")
-
-    def keep_rows(self, v):
-        """Keep the per-row vector ``v`` on the workers: the MM loop calls this on
-        each new iterate's decision values, so that the expression they came from
-        is evaluated once and never grows.  They are stored by the next
-        reduction that reads them (the next pass's ``Z'z``, or the objective),
-        inside its task per chunk: a pass is one task per chunk."""
-        return v.keep()
-
-
-# --------------------------------------------------------------------------
-# feature maps on a cluster
-# --------------------------------------------------------------------------
-class DaskRowsView:
-    """What a feature design's ``fitted_map`` receives for a Dask ``X``.
-
-    It offers ``shape``, ``ndim``, ``dtype``, ``len()`` and row indexing:
-    ``view[rows]`` (an integer array, a slice or a boolean mask) gathers just
-    those rows to the client as a numpy array, which is how a map is fitted
-    "from what it needs" (landmarks drawn from the rows, say).  Converting
-    the whole view to an array (``np.asarray(view)``) gathers every row and
-    warns, since that defeats keeping the rows on the cluster.
-
-    Parameters
-    ----------
-    X : dask.array.Array, shape (n, p)
-        The validated rows (on the cluster).
-
-    Examples
-    --------
-    >>> import numpy as np, dask.array as da
-    >>> view = DaskRowsView(da.from_array(np.arange(8.0).reshape(4, 2), chunks=(2, 2)))
-    >>> view[np.array([3, 0])]
-    array([[6., 7.],
-           [0., 1.]])
-    """
-
-    def __init__(self, X):
-        self._X = X  # the validated Dask array (see the class docstring for the parameter)
-        self.shape = X.shape
-        self.ndim = X.ndim
-        self.dtype = X.dtype
-        self.size = X.size
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __getitem__(self, key):
-        rows = key[0] if isinstance(key, tuple) else key
-        rest = key[1:] if isinstance(key, tuple) else ()
-        if isinstance(rows, slice) or np.isscalar(rows):
-            out = self._X[rows].compute()
-        else:
-            rows = np.asarray(rows)
-            if rows.dtype == bool:
-                rows = np.flatnonzero(rows)
-            # dask slices sorted indices chunk by chunk; restore the asked order afterwards
-            order, inverse = np.unique(rows, return_inverse=True)
-            out = self._X[order].compute()[inverse.reshape(-1)]
-        return out[(slice(None),) + rest] if rest else out
-
-    def __array__(self, dtype=None, copy=None):
-        warnings.warn(
-            f"a feature map was fitted on all {self.shape[0]} rows of a Dask X gathered to the client; "
-            "fit it from a sample of the rows to keep them on the cluster", UserWarning, stacklevel=2)
-        out = self._X.compute()
-        return out if dtype is None else out.astype(dtype, copy=False)
-
-
-def map_input(X):
-    """What a feature design's ``fitted_map`` receives for the rows ``X``.
-
-    Parameters
-    ----------
-    X : ndarray, sparse matrix or dask.array.Array
-        The problem's rows.
-
-    Returns
-    -------
-    ndarray, sparse matrix or DaskRowsView
-        ``X`` itself, or a :class:`DaskRowsView` of a Dask ``X``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.ones((2, 2))
-    >>> map_input(X) is X
-    True
-    """
-    return DaskRowsView(X) if is_dask_collection(X) else X
-
-
-def _transform_block(block, fmap):
-    return fmap.transform(block)
-
-
-def dask_feature_matrix(fmap, X):
-    """The features ``Phi = fmap.transform(X)``, formed chunk by chunk on the workers and kept there.
-
-    The fitted map enters the graph once, as one shared value, not once per
-    chunk; its ``transform`` is probed on one row for the number of features
-    and their dtype.
-
-    Parameters
-    ----------
-    fmap : object
-        A fitted feature map: ``transform(rows)`` returns shape (len(rows), m).
-    X : dask.array.Array, shape (n, p)
-        Validated rows, one column chunk.
-
-    Returns
-    -------
-    dask.array.Array, shape (n, m)
-        Persisted, chunked like ``X``'s rows, in the map's dtype.
-
-    Raises
-    ------
-    ValueError
-        The transform does not return one row of features per row.
-
-    Examples
-    --------
-    >>> import numpy as np, dask.array as da
-    >>> class Squares:
-    ...     def transform(self, rows):
-    ...         return rows ** 2
-    >>> dask_feature_matrix(Squares(), da.from_array(np.arange(4.0).reshape(2, 2), chunks=(1, 2))).compute()
-    array([[0., 1.],
-           [4., 9.]])
-    """
-    import dask
-
-    require_dask()
-    probe = np.asarray(fmap.transform(X[:1].compute()))
-    if probe.ndim != 2 or probe.shape[0] != 1:
-        raise ValueError(f"the feature map's transform returned shape {probe.shape} for one row; expected (1, m)")
-    shared_map = dask.delayed(fmap, pure=True)
-    Phi = X.map_blocks(_transform_block, shared_map, chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype,
-                       meta=np.empty((0, 0), dtype=probe.dtype))
-    return Phi.persist()
-
-
-# --------------------------------------------------------------------------
-# prediction on Dask rows
-# --------------------------------------------------------------------------
-def _decision_block(block, predictor, alpha):
-    return predictor.decision(block, alpha)
-
-
-def dask_decision(predictor, newx, alpha):
-    """Decision values at Dask rows: ``predictor.decision`` applied chunk by chunk.
-
-    Parameters
-    ----------
-    predictor : Predictor
-        What a fitted path stores (:class:`kerndwd.engine.contract.Predictor`);
-        it enters the graph once, as one shared value.
-    newx : dask.array.Array, shape (m, p)
-    alpha : ndarray, shape (ncoef, L)
-        Intercept-first coefficients, one column per lambda.
-
-    Returns
-    -------
-    dask.array.Array, shape (m, L)
-        Lazy, one task per row chunk of ``newx``, chunked like its rows.
-
-    Examples
-    --------
-    >>> import numpy as np, dask.array as da
-    >>> from kerndwd.engine.predictors import LinearPredictor
-    >>> newx = da.from_array(np.array([[1.0, 2.0], [3.0, 4.0]]), chunks=(1, 2))
-    >>> dask_decision(LinearPredictor(2), newx, np.array([[0.5], [1.0], [-1.0]])).compute()
-    array([[-0.5],
-           [-0.5]])
-    """
-    import dask
-
-    require_dask()
-    alpha = np.asarray(alpha, dtype=float)
-    shared = dask.delayed(predictor, pure=True)
-    return newx.map_blocks(_decision_block, shared, alpha, chunks=(newx.chunks[0], (alpha.shape[1],)),
-                           dtype=float, meta=np.empty((0, 0)))

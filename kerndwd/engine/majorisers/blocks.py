@@ -68,12 +68,12 @@ Cholesky factors (about ``2 n b`` numbers) and vectors of length ``n``.
 The engine's loop
 -----------------
 :class:`BlockCoordinateKernel` is a majoriser whose step function is one
-sweep, so :func:`kerndwd.engine.loop.mm_path` runs it unchanged: warm starts
+sweep, so the MM iteration (:mod:`kerndwd.engine.solvers.mm`) runs it unchanged: warm starts
 along the path, the ``maxit`` budget (in sweeps), momentum across sweeps and
 both stopping rules.  A sweep re-evaluates the loss after each block, so it
 needs the decision values and the labels, not only ``z``: it declares
 ``needs_decisions``, and the loop passes them (see
-:class:`kerndwd.engine.contract.Majoriser`).
+:class:`kerndwd.engine.majorisers.Majoriser`).
 
 * ``stop="kkt"``: the gradient of ``F`` at the point the sweep starts from,
   ``(sum(z), K r_0) / n``, is assembled block by block from the same kernel
@@ -92,14 +92,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._scalars import check_integer
+from ..forms import Form
+from ..predictors import KernelPredictor
 from .contract import Majoriser
-from .designs import Design, register_design
 from .linear import spd_solver
-from .predictors import KernelPredictor
 
-__all__ = ["BlockKernelForm", "BlockCoordinateKernel", "BlockCoordinateDesign", "DEFAULT_BLOCK_SIZE",
-           "TILE_ENTRIES", "partition_rows", "usable_cores"]
+__all__ = ["BlockKernelForm", "BlockCoordinateKernel", "DEFAULT_BLOCK_SIZE", "TILE_ENTRIES", "partition_rows",
+           "usable_cores"]
 
 #: Default coefficients per block (measured: see docs/solvers.md).
 DEFAULT_BLOCK_SIZE = 64
@@ -138,9 +137,9 @@ def partition_rows(n, block_size, random_state=None):
     return [np.sort(block) for block in np.array_split(rng.permutation(n), nblocks)]
 
 
-class BlockKernelForm:
+class BlockKernelForm(Form):
     """``f = b0 + K alpha``, ``||f||^2 = alpha' K alpha``, with ``K`` formed a
-    block of columns at a time (a :class:`kerndwd.engine.contract.Form`).
+    block of columns at a time (a :class:`kerndwd.engine.forms.Form`).
 
     Kernel values are formed in tiles of about :data:`TILE_ENTRIES` entries,
     the rows split between ``threads`` worker threads; no array larger than
@@ -160,7 +159,7 @@ class BlockKernelForm:
     Examples
     --------
     >>> import numpy as np, kerndwd
-    >>> from kerndwd.engine.bcd import BlockKernelForm, partition_rows
+    >>> from kerndwd.engine.majorisers.blocks import BlockKernelForm, partition_rows
     >>> X = np.random.default_rng(0).standard_normal((50, 2))
     >>> form = BlockKernelForm(kerndwd.rbfdot(1.0), X, partition_rows(50, 16))
     >>> theta = np.ones(50)
@@ -291,9 +290,9 @@ class BlockCoordinateKernel(Majoriser):
         self._grams = [None] * len(self.blocks)
         self._directions = None
 
-    def zero(self):
+    def start(self, alpha=None):
         self._directions = None  # a new path: forget the last sweep's directions
-        return np.zeros(self.ncoef)
+        return super().start(alpha)
 
     def penalty_at(self, coord, f):
         return float(coord[1:] @ (f - coord[0]))  # alpha' K alpha, with K alpha = f - b0
@@ -413,57 +412,3 @@ class BlockCoordinateKernel(Majoriser):
                 step[1:] += c * v
             f_now += c * image
         return True
-
-
-@register_design
-class BlockCoordinateDesign(Design):
-    """``solver="bcd"``: the exact kernel by block coordinate majorization.
-
-    Kernel columns are formed block by block when a sweep needs them, so
-    memory is ``O(n b)`` (``b = block_size``) and ``fit``, ``cv``, ``tune``
-    and the estimators run where the ``n x n`` kernel matrix would not fit.
-    The fit is the exact kernel fit (the same optimum as the default solver);
-    its ``alpha`` holds ``(b0, alpha_1..alpha_n)``.
-
-    Parameters
-    ----------
-    random_state : int, Generator or None
-        Seeds the partition of the rows into blocks (None: a fixed seed).
-    block_size : int or None, default None
-        Coefficients per block, a positive integer (None:
-        :data:`DEFAULT_BLOCK_SIZE`); larger than ``n`` means one block of all
-        ``n`` rows (it is clipped to ``n``), whose block step is the MM step of
-        the weighted kernel solver.
-
-    Raises
-    ------
-    TypeError
-        ``block_size`` is not an integer.
-    ValueError
-        ``block_size`` is below 1.
-
-    Examples
-    --------
-    >>> import numpy as np, kerndwd
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((300, 2))
-    >>> y = np.where((X ** 2).sum(axis=1) > 1.4, 1, -1)
-    >>> path = kerndwd.fit(X, y, [0.1, 0.01], kern=kerndwd.rbfdot(1.0), solver="bcd",
-    ...                    block_size=64, stop="kkt", eps=1e-8)
-    >>> bool((path.kkt <= 1e-8).all()), path.alpha.shape
-    (True, (301, 2))
-    """
-
-    name = "bcd"
-    selected_by = "solver"
-    option_names = ("block_size",)
-    path_methods = ("mm",)  # its sweeps are majorization steps; no Newton system without K
-
-    def __init__(self, random_state=None, **options):
-        super().__init__(random_state=random_state, **options)
-        block_size = options.get("block_size")
-        self.block_size = DEFAULT_BLOCK_SIZE if block_size is None else check_integer(block_size, "block_size", 1)
-
-    def majoriser(self, problem, cache):
-        return BlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,
-                                     block_size=self.block_size, random_state=self.random_state)

@@ -1,0 +1,707 @@
+"""The input layer: every face's input is validated here, once, into one :class:`Problem`.
+
+``kerndwd.fit``, ``cv``, ``tune``, ``predict`` and both estimators validate
+their data with :func:`check_data` (or :func:`check_matrix` for new rows)
+and their other arguments with :func:`build_problem`, which reads the
+declared capabilities of the design and the path solver through the
+engine's one compatibility check (:func:`kerndwd.engine.resolve`).  The
+same bad input therefore gets the same message from every face; a Dask
+collection is sent to :mod:`kerndwd._inputs_dask`, whose messages use the
+same words (:mod:`kerndwd._labels`).
+
+Every error names the argument, with the face's own name for it (``lambd``
+and ``max_iter`` for the estimators).  Nothing here modifies its input:
+arrays are converted (and copied where a conversion is needed), never
+written to.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from . import _inputs_dask as dask_inputs
+from ._labels import check_class_levels, check_levels, check_weight_values, is_missing, per_class_weights
+from ._scalars import check_integer, check_real
+from .engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
+from .engine.capabilities import storage_of
+from .engine.chunked import ChunkedRows, is_dask_collection, require_dask
+from .kernels import Kernel, kernel_from_spec, rbfdot, sigest
+
+__all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
+           "check_qvals", "check_n_jobs", "check_kernel", "check_positive_sequence", "Data", "Settings",
+           "KernelSpec", "build_problem", "check_classifier_data", "seed_of", "MAX_ABS_X", "MAX_LAMBDA", "QVAL_RANGE", "KERNELS"]
+
+#: Largest magnitude accepted in X: inner products of rows (p terms of up to
+#: MAX_ABS_X^2) must stay far below the largest double (1.8e308).
+MAX_ABS_X = 1e150
+
+#: Largest lambda accepted: ``2 n lambda`` must stay finite.  Far below it
+#: every lambda already gives the intercept-only fit (beta = 0).
+MAX_LAMBDA = 1e200
+
+#: Range of q the engine fits.  Outside it the curvature bound of Lemma 2,
+#: M = (q+1)^2/q, exceeds 1e4, so each MM step moves the fit by less than
+#: 1e-4 of the gradient and a path would end where it started; the loss is
+#: then within 1e-4 of its limits (the hinge as q grows).
+QVAL_RANGE = (1e-4, 1e4)
+
+
+# --------------------------------------------------------------------------
+# arrays
+# --------------------------------------------------------------------------
+def _is_pandas(obj):
+    return type(obj).__module__.split(".")[0] == "pandas"
+
+
+def _numeric_dtype(dtype):
+    import pandas as pd
+
+    return pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+
+
+def as_float_array(values, name, what="numbers"):
+    """``values`` as a float ndarray, refusing anything that is not numeric.
+
+    Numbers, booleans, numeric object arrays and pandas' nullable numeric
+    types (``Int64``, ``Float64``; ``pd.NA`` becomes NaN for the caller's
+    finiteness check) are accepted; strings, numeric strings included, are
+    a ``TypeError``: a column of text is never silently parsed.  Complex
+    values are a ``ValueError`` ("Complex data not supported").
+    """
+    if _is_pandas(values) and hasattr(values, "to_numpy"):
+        dtype = getattr(values, "dtype", None)
+        if dtype is not None and not _numeric_dtype(dtype):
+            raise TypeError(f"{name} must be {what}, got pandas dtype {dtype}")
+        values = values.to_numpy(dtype=float, na_value=np.nan)
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be an array of {what}: {exc}") from None
+    if arr.dtype.kind in "biuf":
+        return arr.astype(float, copy=False)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name}: Complex data not supported; {name} must be real")
+    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in arr.flat):
+        return arr.astype(float)
+    if arr.dtype.kind in "USO":
+        raise TypeError(f"{name} must be {what}, got strings: each argument must be a number, not a string "
+                        "standing for a number")
+    raise TypeError(f"{name} must be {what}, got dtype {arr.dtype}")
+
+
+def _check_finite_and_scale(values, name):
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    largest = float(np.abs(values).max()) if values.size else 0.0
+    if largest > MAX_ABS_X:
+        raise ValueError(f"{name} has entries of magnitude up to {largest:.3g}: products of rows overflow double "
+                         f"precision above about {MAX_ABS_X:g}; rescale {name} (e.g. standardise its columns)")
+
+
+def _check_not_empty(shape, name):
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column: found {shape[0]} sample(s) and "
+                         f"{shape[1]} feature(s) (shape={shape}) while a minimum of 1 is required.")
+
+
+def check_matrix(X, name="X", persist=False):
+    """Validated rows: a finite 2-D float64 array (C order) from an array, a list or
+    a pandas DataFrame; a CSR matrix of floats from a scipy sparse matrix (which
+    designs take it is the compatibility check's: the message names ``X``); a
+    Dask array from a Dask collection (persisted on the workers for a fit:
+    ``persist=True``).
+
+    Parameters
+    ----------
+    X : array_like, DataFrame, sparse matrix or Dask collection
+    name : str
+        The argument's name, for the errors.
+    persist : bool
+        For a Dask ``X``: the rows of a fit (persisted, checked at once) rather
+        than new rows to predict (lazy).
+
+    Returns
+    -------
+    ndarray, scipy.sparse.csr_matrix or dask.array.Array
+    """
+    if is_dask_collection(X):
+        return dask_inputs.check_dask_matrix(X, name, persist=persist)
+    if sparse.issparse(X):
+        if np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"{name}: Complex data not supported; {name} must be real")
+        X = sparse.csr_matrix(X, dtype=float, copy=True)
+        _check_not_empty(X.shape, name)
+        _check_finite_and_scale(X.data, name)
+        return X
+    if _is_pandas(X) and hasattr(X, "dtypes") and hasattr(X, "columns"):  # DataFrame
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _numeric_dtype(t)]
+        if bad:
+            raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
+        X = X.to_numpy(dtype=float, na_value=np.nan)
+    arr = as_float_array(X, name, "numeric")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (rows are observations), got {arr.ndim}-D; Reshape your data: "
+            f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single row"
+        )
+    _check_not_empty(arr.shape, name)
+    # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
+    arr = np.ascontiguousarray(arr, dtype=float)
+    _check_finite_and_scale(arr, name)
+    return arr
+
+
+# --------------------------------------------------------------------------
+# labels and weights
+# --------------------------------------------------------------------------
+def _label_array(y, n, name, column_warning=None):
+    """``(values, categories)``: the labels as a 1-D array with missing labels
+    refused first (None, NaN, ``pd.NA``), and a Categorical's category order.
+    A column vector is taken as a vector (with a warning of class
+    ``column_warning`` when given)."""
+    if y is None:
+        raise ValueError(f"{name}: the fit requires y to be passed, but the target y is None")
+    categories = None
+    if hasattr(y, "cat") and hasattr(y, "dtype") and str(y.dtype) == "category":
+        categories = list(y.cat.categories)
+        y = np.asarray(y.astype(object))
+    elif hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    if isinstance(y, (list, tuple)):
+        y = np.array(y, dtype=object)
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+        if column_warning is not None:
+            warnings.warn(f"A column-vector {name} was passed when a 1d array was expected; its one column is used "
+                          f"({name}.ravel() avoids this warning)", column_warning, stacklevel=4)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n} rows")
+    if arr.dtype == object:
+        if any(is_missing(v) for v in arr):
+            raise ValueError(f"{name} contains missing values (None or NaN)")
+        text = [isinstance(v, (str, bytes)) for v in arr]
+        if any(text) and not all(text):
+            kinds = sorted({type(v).__name__ for v in arr})
+            raise TypeError(f"{name} mixes labels of different types ({', '.join(kinds)}); use labels of one type")
+        if not any(text):
+            if not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr):
+                kinds = sorted({type(v).__name__ for v in arr})
+                raise TypeError(f"{name} must hold numbers or strings, got {', '.join(kinds)}")
+            arr = np.array(arr.tolist())  # numbers (bools included) get a numeric dtype
+    if np.issubdtype(arr.dtype, np.number) and not np.isfinite(arr.astype(float)).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return arr, categories
+
+
+def _levels(arr, categories, name):
+    try:
+        levels = np.unique(arr)
+    except TypeError:
+        raise TypeError(f"{name} mixes labels of types that cannot be ordered") from None
+    if categories is not None:
+        present = set(levels.tolist())
+        levels = np.array([c for c in categories if c in present], dtype=object)
+    return levels
+
+
+def encode_labels(y, n=None, name="y"):
+    """Map two labels to -1/+1 in sorted order, as R orders factor levels.
+
+    Returns ``(y_pm, classes)`` where ``classes[0]`` maps to -1 and
+    ``classes[1]`` to +1.  A pandas Categorical keeps its category order.
+    """
+    arr, categories = _label_array(y, n, name)
+    levels = check_levels(_levels(arr, categories, name), name)
+    return np.where(arr == levels[1], 1.0, -1.0), levels
+
+
+def check_weights(wt, n, name="wt", y=None, classes=None):
+    """Non-negative finite weights, one per row; with labels ``y`` (+-1) every
+    class must keep a positive total weight."""
+    if wt is None:
+        return None
+    arr = as_float_array(wt, name, "a sequence of non-negative numbers")
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name} must have one entry per row of X ({n}), got shape {arr.shape}")
+    check_weight_values(bool(np.isfinite(arr).all()), int((arr < 0).sum()), bool((arr > 0).any()), name)
+    if y is not None:
+        for label, sign in zip(classes, (-1.0, 1.0)):
+            if not (arr[y == sign] > 0).any():
+                label = label.item() if hasattr(label, "item") else label
+                raise ValueError(f"{name} gives class {label!r} no positive weight: DWD needs both classes")
+    return arr.copy()
+
+
+@dataclass(frozen=True)
+class Data:
+    """Validated data of a fit.
+
+    Attributes
+    ----------
+    X : ndarray, csr_matrix or dask.array.Array, shape (n, p)
+        The rows.
+    classes : ndarray
+        The labels: two for binary DWD (``classes[0]`` is -1), all classes for
+        a classifier.
+    targets : tuple of ndarray or ChunkedRows, shape (n,)
+        +-1 labels of each binary problem: one, or one per class (one-vs-rest).
+    weights : ndarray, ChunkedRows or None
+        The observation weights of the loss.
+    sample_weight : ndarray, ChunkedRows or None
+        The caller's sample weights alone (for ``gamma="scale"``).
+    kept : ndarray of bool or None
+        For a classifier, the rows kept (those of positive weight), None when
+        all were.
+    """
+
+    X: object
+    classes: np.ndarray
+    targets: tuple
+    weights: object = None
+    sample_weight: object = None
+    kept: object = None
+
+    @property
+    def y(self):
+        return self.targets[0]
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+
+def check_data(X, y, wt=None, *, names=None):
+    """The data of ``fit``, ``cv`` and ``tune`` (binary DWD): rows, two labels
+    mapped to -1/+1 in R's order, and optional weights.
+
+    Parameters
+    ----------
+    X : array_like, DataFrame, sparse matrix or Dask collection, shape (n, p)
+    y : array_like, Series or Dask collection, shape (n,)
+    wt : array_like, Dask collection or None
+    names : dict, optional
+        The face's names for ``"X"``, ``"y"``, ``"wt"``.
+
+    Returns
+    -------
+    Data
+    """
+    names = {"X": "X", "y": "y", "wt": "wt", **(names or {})}
+    X = check_matrix(X, names["X"], persist=True)
+    n = X.shape[0]
+    if is_dask_collection(X):
+        rows = X.chunks[0]
+        if is_dask_collection(y):
+            y_pm, classes = dask_inputs.dask_binary_labels(y, n, rows, names["y"])
+        else:
+            y_np, classes = encode_labels(y, n, names["y"])
+            y_pm = ChunkedRows.from_dask(dask_inputs.on_rows(y_np, rows))
+        if wt is None:
+            w = None
+        elif is_dask_collection(wt):
+            w = dask_inputs.dask_weights(wt, n, rows, names["wt"])
+        else:
+            w = ChunkedRows.from_dask(dask_inputs.on_rows(check_weights(wt, n, names["wt"]), rows))
+        # each chunk of the labels and weights on the worker holding the chunk of X: no pass moves them
+        y_pm = dask_inputs.place_rows(y_pm, X)
+        w = None if w is None else dask_inputs.place_rows(w, X)
+        return Data(X, classes, (y_pm,), w, w)
+    y_pm, classes = encode_labels(y, n, names["y"])
+    w = check_weights(wt, n, names["wt"], y=y_pm, classes=classes)
+    return Data(X, classes, (y_pm,), w, w)
+
+
+def check_classifier_data(X, y, sample_weight=None, class_weight=None):
+    """The data of the estimators: rows, any number (two or more) of classes, and
+    the weights ``sample_weight`` times ``class_weight`` in R's scaling.
+
+    The R package minimises ``(1/n) sum_i w_i V_q + lambda ||f||^2``; the
+    weights ``w = s n / sum(s)`` (``s`` the product of the two weights) turn
+    it into ``(1/sum(s)) sum_i s_i V_q + ...``, in which repeating a row and
+    doubling its weight are the same problem.  In memory, rows of zero weight
+    (which add nothing to the objective and whose kernel coefficients vanish
+    at the optimum) are dropped first; on a cluster they are kept, which
+    gives the same objective.
+
+    Returns
+    -------
+    Data
+        ``targets`` are one-vs-rest for more than two classes, one target
+        (``classes[1]`` is +1) for two.
+    """
+    X = check_matrix(X, "X", persist=True)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"X needs at least 2 samples (one sample cannot hold two classes), got n_samples = {n}")
+    if is_dask_collection(X):
+        return _dask_classifier_data(X, y, sample_weight, class_weight)
+    from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
+
+    arr, categories = _label_array(y, n, "y", column_warning=DataConversionWarning)
+    classes = check_class_levels(_levels(arr, categories, "y"), "y")
+    y_idx = np.searchsorted(classes, arr) if categories is None else np.array(
+        [categories.index(v) for v in arr.tolist()])
+    sw = None if sample_weight is None else check_weights(sample_weight, n, "sample_weight")
+    s = sw
+    if class_weight is not None:
+        counts = np.bincount(y_idx, weights=sw, minlength=classes.size)
+        per_class = per_class_weights(class_weight, classes, counts)
+        with np.errstate(over="ignore"):
+            s = per_class[y_idx] if sw is None else sw * per_class[y_idx]
+        if not np.isfinite(s).all():
+            raise ValueError("sample_weight times class_weight overflows double precision (a product above "
+                             "1.8e308); rescale sample_weight or class_weight (only their ratios matter)")
+    if s is None:
+        return Data(X, classes, _targets(y_idx, classes.size))
+    _check_positive_classes(np.bincount(y_idx, weights=(s > 0).astype(float), minlength=classes.size), classes)
+    keep = s > 0
+    kept = None
+    if not keep.all():
+        X, y_idx, s, kept = X[keep], y_idx[keep], s[keep], keep
+        sw = None if sw is None else sw[keep]
+    s = s / s.max()  # first to order 1: the sum below cannot overflow, whatever the scale
+    return Data(X, classes, _targets(y_idx, classes.size), s * (s.size / s.sum()), sw, kept)
+
+
+def _check_positive_classes(positive, classes):
+    present = np.flatnonzero(positive)
+    if present.size < 2:
+        raise ValueError(f"sample_weight and class_weight leave positive weight on one class only "
+                         f"({classes[present[0]]!r}); DWD needs samples of at least 2 classes with positive weight")
+    if present.size < classes.size:
+        missing = [classes[k] for k in range(classes.size) if k not in set(present.tolist())]
+        raise ValueError(f"sample_weight and class_weight give class(es) {missing!r} no positive weight; "
+                         "drop those classes from y or give them weight")
+
+
+def _targets(y_idx, n_classes):
+    """+-1 labels of the binary problems: one for two classes (``classes[1]`` is
+    +1, as R orders levels), else one-vs-rest per class."""
+    if n_classes == 2:
+        return (np.where(y_idx == 1, 1.0, -1.0),)
+    return tuple(np.where(y_idx == k, 1.0, -1.0) for k in range(n_classes))
+
+
+def _dask_classifier_data(X, y, sample_weight, class_weight):
+    n, rows = X.shape[0], X.chunks[0]
+    if is_dask_collection(y):
+        y_rows, levels = dask_inputs.dask_levels(y, n, rows, "y")
+        classes = check_class_levels(levels, "y")
+        y_idx = dask_inputs.dask_class_index(y_rows, classes).persist()
+    else:
+        arr, categories = _label_array(y, n, "y")
+        classes = check_class_levels(_levels(arr, None, "y"), "y")
+        y_idx = dask_inputs.on_rows(np.searchsorted(classes, arr), rows)
+    sw = None
+    if sample_weight is not None:
+        if is_dask_collection(sample_weight):
+            sw = dask_inputs.dask_weights(sample_weight, n, rows, "sample_weight")
+        else:
+            sw = ChunkedRows.from_dask(dask_inputs.on_rows(check_weights(sample_weight, n, "sample_weight"), rows))
+    s = sw
+    if class_weight is not None:
+        counts, _ = dask_inputs.dask_class_counts(y_idx, classes.size, sw)
+        by_row = dask_inputs.dask_map_rows(y_idx, per_class_weights(class_weight, classes, counts))
+        s = by_row if sw is None else sw * by_row
+    targets = tuple(ChunkedRows.from_dask(t) for t in _dask_targets(y_idx, classes.size))
+    targets = tuple(dask_inputs.place_rows(t, X) for t in targets)
+    if s is None:
+        return Data(X, classes, targets)
+    s = dask_inputs.place_rows(s, X)
+    _, positive = dask_inputs.dask_class_counts(y_idx, classes.size, s)
+    _check_positive_classes(positive, classes)
+    weights = dask_inputs.place_rows(s * (n / s.sum()), X)
+    return Data(X, classes, targets, weights, None if sw is None else dask_inputs.place_rows(sw, X))
+
+
+def _dask_targets(y_idx, n_classes):
+    da = require_dask()
+    if n_classes == 2:
+        return (da.where(y_idx == 1, 1.0, -1.0),)
+    return tuple(da.where(y_idx == k, 1.0, -1.0) for k in range(n_classes))
+
+
+# --------------------------------------------------------------------------
+# scalars and sequences
+# --------------------------------------------------------------------------
+def check_positive_sequence(values, name, what="positive numbers"):
+    """A non-empty 1-D float array of positive finite entries (a copy, order kept).
+    Booleans are refused: ``True`` is not a lambda."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of {what}, got a string")
+    if isinstance(values, (bool, np.bool_)) or (isinstance(values, np.ndarray) and values.dtype == bool) or (
+            isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values)):
+        raise TypeError(f"{name} must be a sequence of {what}, got booleans")
+    arr = np.atleast_1d(as_float_array(values, name, f"a sequence of {what}"))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of {what}")
+    if not np.isfinite(arr).all() or (arr <= 0).any():
+        bad = arr[~(np.isfinite(arr) & (arr > 0))]
+        raise ValueError(f"{name} must be positive and finite, got {bad[:3].tolist()}")
+    return arr.copy()
+
+
+def check_lambdas(lambdas, n, name="lambdas"):
+    """Positive finite lambdas, sorted decreasing (with a warning when they came in
+    another order: the path's columns follow the sorted order); R's default grid
+    when None."""
+    if lambdas is None:
+        if n <= 10000:
+            return 10.0 ** np.linspace(3, -3, 100)
+        return 10.0 ** np.linspace(0, -7, 100)
+    lam = check_positive_sequence(lambdas, name)
+    if lam.max() > MAX_LAMBDA:
+        raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {lam.max():.3g}): 2 n lambda would overflow, "
+                         "and any lambda that large gives the intercept-only fit")
+    if lam.min() < np.finfo(float).tiny:
+        raise ValueError(f"{name} must be at least {np.finfo(float).tiny:.3g} (the smallest normal double), "
+                         f"got {lam.min():.3g}: below it lambda carries no precision")
+    ordered = np.sort(lam)[::-1].copy()
+    if not np.array_equal(ordered, lam):
+        warnings.warn(f"{name} were sorted decreasing, as the path is fitted (warm starts from large to small "
+                      f"lambda): column j of the result is at path.lambda_[j], not at the j-th lambda given",
+                      UserWarning, stacklevel=4)
+    return ordered
+
+
+def check_qval(qval, name="qval"):
+    # R resets qval <= 0 to 1 with a warning; we refuse, so that a typo never
+    # silently fits a different model.
+    q = check_real(qval, name, "positive")
+    if not QVAL_RANGE[0] <= q <= QVAL_RANGE[1]:
+        raise ValueError(f"{name} must lie in [{QVAL_RANGE[0]:g}, {QVAL_RANGE[1]:g}], got {q:g}: beyond it "
+                         "M = (q+1)^2/q makes the majoriser's steps vanish (and V_q is within 1e-4 of its limit)")
+    return q
+
+
+def check_qvals(qvals, name="qvals"):
+    """Loss exponents q, each in :data:`QVAL_RANGE`, in the order given."""
+    qs = check_positive_sequence(qvals, name, "positive numbers (the loss needs q > 0)")
+    for q in qs:
+        check_qval(float(q), name)
+    return qs
+
+
+def check_n_jobs(n_jobs):
+    if n_jobs is None:
+        return 1
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores), got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def check_kernel(kern, name="kern"):
+    if not isinstance(kern, Kernel):
+        raise TypeError(
+            f"{name} must be a kernel object such as kerndwd.rbfdot(sigma=1) or kerndwd.vanilladot(), "
+            f"got {type(kern).__name__}"
+        )
+    return kern
+
+
+# --------------------------------------------------------------------------
+# kernels named as scikit-learn names them
+# --------------------------------------------------------------------------
+#: scikit-learn-style kernel names -> (kernlab's name, the estimator's
+#: parameters that kernel takes, as (kernlab's name, estimator's name))
+KERNELS = {
+    "linear": ("vanilladot", ()),
+    "rbf": ("rbfdot", (("sigma", "gamma"),)),
+    "laplace": ("laplacedot", (("sigma", "gamma"),)),
+    "poly": ("polydot", (("degree", "degree"), ("scale", "gamma"), ("offset", "coef0"))),
+    "bessel": ("besseldot", (("sigma", "gamma"), ("order", "order"), ("degree", "degree"))),
+    "anova": ("anovadot", (("sigma", "gamma"), ("degree", "degree"))),
+    "spline": ("splinedot", ()),
+}
+
+
+def seed_of(random_state):
+    """``random_state`` for numpy's ``default_rng``: ints, Generators and None
+    pass through (so the numbers equal :func:`kerndwd.cv`/``sigest`` with the
+    same seed); a legacy ``RandomState`` gives a seed drawn from it."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return random_state
+
+
+def _weighted_var(X, rw):
+    """The variance of all entries of ``X``, rows weighted by the column ``rw``."""
+    if sparse.issparse(X):  # E[x^2] - E[x]^2, never densified
+        total = rw.sum() * X.shape[1]
+        mean = float(X.multiply(rw).sum() / total)
+        return float(X.multiply(X).multiply(rw).sum() / total - mean * mean)
+    mean = float((rw * X).sum() / (rw.sum() * X.shape[1]))
+    return float((rw * (X - mean) ** 2).sum() / (rw.sum() * X.shape[1]))
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel as the estimators name it (``kernel="rbf", gamma="scale"``),
+    resolved to a kernlab kernel on the rows it is fitted on."""
+
+    kernel: object = "linear"
+    gamma: object = "scale"
+    degree: object = 3
+    coef0: object = 0.0
+    order: object = 1.0
+    random_state: object = None
+
+    @property
+    def is_linear(self):
+        if isinstance(self.kernel, Kernel):
+            return bool(self.kernel.is_linear)
+        return isinstance(self.kernel, str) and self.kernel == "linear"
+
+    def _gamma(self, X, sample_weight):
+        """``gamma`` as a number: ``"scale"`` is ``1 / (p var(X))``, with the variance
+        of all entries of ``X`` weighted by ``sample_weight`` per row when given (so
+        that an integer weight and a repeated row give the same kernel);
+        ``"sigest"`` is the R package's data-driven value."""
+        if isinstance(self.gamma, str) and self.gamma == "scale":
+            if sample_weight is None:
+                var = _weighted_var(X, np.ones((X.shape[0], 1))) if sparse.issparse(X) else float(X.var())
+            else:
+                rw = (sample_weight.to_dask() if isinstance(sample_weight, ChunkedRows) else sample_weight)[:, None]
+                with np.errstate(over="ignore", invalid="ignore"):
+                    var = _weighted_var(X, rw)
+                    if not np.isfinite(var):  # weights times X beyond double precision: only their ratios matter
+                        var = _weighted_var(X, rw / rw.max())
+            if not var > 0:
+                return 1.0
+            gamma = 1.0 / (X.shape[1] * var)
+            if not (np.isfinite(gamma) and gamma > 0):  # a spread beyond double precision either way
+                raise ValueError(f"gamma='scale' is 1 / (n_features * X.var()) with X.var() = {var:.3g}: its "
+                                 "reciprocal is beyond double precision; rescale X (e.g. standardise its columns) "
+                                 "or give gamma as a number")
+            return gamma
+        if isinstance(self.gamma, str) and self.gamma == "sigest":
+            if is_dask_collection(X):
+                raise ValueError("gamma='sigest' reads pairs of rows from all of X, which a Dask X keeps on the "
+                                 "cluster; give gamma a number (e.g. sigest of a sample) or 'scale'")
+            return sigest(X, random_state=seed_of(self.random_state))
+        if isinstance(self.gamma, str):
+            raise TypeError(f"gamma must be a real number or one of ['scale', 'sigest'], got {self.gamma!r}")
+        return check_real(self.gamma, "gamma", "positive")
+
+    def check(self):
+        """Refuse an unknown kernel name before any data is read."""
+        if not isinstance(self.kernel, Kernel) and (not isinstance(self.kernel, str) or self.kernel not in KERNELS):
+            raise ValueError(f"kernel must be one of {list(KERNELS)} or a kernel object from kerndwd.kernels, "
+                             f"got {self.kernel!r}")
+
+    def resolve(self, X, sample_weight=None):
+        """The kernlab kernel object on the rows ``X``."""
+        self.check()
+        if isinstance(self.kernel, Kernel):
+            return self.kernel
+        name, params = KERNELS[self.kernel]
+        spec = {"name": name}
+        for kernlab_name, own_name in params:
+            if own_name == "gamma":
+                spec[kernlab_name] = self._gamma(X, sample_weight)
+            elif own_name == "degree":
+                spec[kernlab_name] = check_integer(self.degree, "degree")
+            else:  # coef0 (polydot's offset) and order are non-negative
+                spec[kernlab_name] = check_real(getattr(self, own_name), own_name, "nonneg")
+        return kernel_from_spec(spec)
+
+
+# --------------------------------------------------------------------------
+# the problem
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Settings:
+    """The arguments of a face other than its data, as given (None: the default).
+
+    ``kern`` is a kernel object, None (R's default ``rbfdot(sigma = sigest(x))``)
+    or a :class:`KernelSpec`; ``names`` maps each argument to the face's own
+    name for it (``{"lambdas": "lambd", "qval": "q", ...}``), for the errors.
+    """
+
+    lambdas: object = None
+    kern: object = None
+    qval: object = 1.0
+    eps: object = None
+    maxit: object = 100000
+    stop: object = None
+    accelerate: object = None
+    method: object = None
+    approx: object = None
+    solver: object = None
+    design_options: dict = field(default_factory=dict)
+    random_state: object = None
+    gam: float = GAM_FIT
+    linear_rule: str = "kerndwd"
+    names: dict = field(default_factory=dict)
+
+    def name(self, argument):
+        return self.names.get(argument, argument)
+
+
+def _design(settings):
+    approx, solver, options = settings.approx, settings.solver, settings.design_options or {}
+    if approx is not None and solver is not None:
+        raise ValueError(f"give approx or solver, not both (got approx={approx!r}, solver={solver!r})")
+    if approx is None and solver is None and options:
+        raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(options))}: "
+                        "design options are accepted only together with approx= or solver=")
+    argument, name = ("approx", approx) if approx is not None else ("solver", solver)
+    return make_design(name, options, argument=argument, random_state=seed_of(settings.random_state))
+
+
+def _kernel(settings, data):
+    kern = settings.kern
+    if isinstance(kern, KernelSpec):
+        return kern.resolve(data.X, data.sample_weight)
+    if kern is None:  # R's default kernel: rbfdot(sigma = sigest(x))
+        if is_dask_collection(data.X):
+            raise TypeError(f"{settings.name('kern')} must be given for a Dask X: the default "
+                            "rbfdot(sigma=sigest(X)) draws pairs from all rows; pass a kernel, e.g. "
+                            "rbfdot(sigma=sigest(sample)) or vanilladot()")
+        if sparse.issparse(data.X):
+            raise TypeError(f"{settings.name('kern')} must be given for a sparse X (the default rbf kernel needs "
+                            "dense rows): pass kern=vanilladot() for linear DWD on the sparse rows")
+        return rbfdot(sigma=sigest(data.X, random_state=settings.random_state))
+    return check_kernel(kern, settings.name("kern"))
+
+
+def build_problem(data, settings):
+    """One validated :class:`~kerndwd.engine.Problem` from the face's data and settings.
+
+    The scalar arguments are checked and the design is built; the kernel is
+    resolved on the rows (R's default ``rbfdot(sigma=sigest(X))``, drawn from
+    ``settings.random_state``, or the estimators' named kernels); then the
+    engine's compatibility check (:func:`kerndwd.engine.resolve`) reads the
+    design's and the path solver's declared capabilities, fills in the
+    defaults (R's rule where R fits the same model) and refuses by argument
+    name what they do not allow.
+
+    Parameters
+    ----------
+    data : Data
+    settings : Settings
+
+    Returns
+    -------
+    Problem
+    """
+    lam = check_lambdas(settings.lambdas, data.n, settings.name("lambdas"))
+    q = check_qval(settings.qval, settings.name("qval"))
+    eps = None if settings.eps is None else check_real(settings.eps, settings.name("eps"), "positive")
+    maxit = check_integer(settings.maxit, settings.name("maxit"), 1)
+    kern = _kernel(settings, data)  # first: R's default kernel draws sigest's pairs before a design draws
+    design = _design(settings)
+    resolved = resolve(design, kern, storage_of(data.X), stop=settings.stop, eps=eps, method=settings.method,
+                       accelerate=settings.accelerate, weighted=data.weights is not None,
+                       names={k: settings.name(k) for k in ("stop", "eps", "method", "accelerate")})
+    return Problem(X=data.X, y=data.y, classes=data.classes, lambdas=lam, loss=DWDLoss(q, data.weights), kern=kern,
+                   stop=resolved.stop, eps=resolved.eps, maxit=maxit, accelerate=resolved.accelerate,
+                   gam=settings.gam, linear_rule=settings.linear_rule, design=design, method=resolved.method)

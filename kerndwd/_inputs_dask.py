@@ -1,0 +1,216 @@
+"""The input layer's Dask half: validation of rows, labels and weights held by a cluster.
+
+``kerndwd.fit``, ``kerndwd.predict`` and both estimators' ``fit`` accept a
+row-chunked ``dask.array`` or a ``dask.dataframe`` of numeric columns (see
+:mod:`kerndwd.engine.chunked` for how the engine keeps the rows on the
+cluster).  The input layer (:mod:`kerndwd._inputs`) sends any Dask
+collection here; this module imports Dask only when called.
+
+For a fit the validated ``X`` is float64, chunked by rows with one column
+chunk, and persisted on the workers (it is read by every MM pass); the
+labels and the weights become :class:`~kerndwd.engine.chunked.ChunkedRows`
+placed like it.  Every error names the argument with the words of the
+in-memory checks (:mod:`kerndwd._labels`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._labels import check_levels, check_weight_values, is_missing
+from .engine.chunked import ChunkedRows, require_dask
+
+__all__ = ["check_dask_matrix", "dask_levels", "dask_binary_labels", "dask_class_index", "dask_weights",
+           "on_rows", "dask_class_counts", "dask_map_rows", "place_rows"]
+
+
+def _is_dataframe(obj):
+    return hasattr(obj, "dtypes") and hasattr(obj, "columns") and hasattr(obj, "to_dask_array")
+
+
+def _finite_block(block, name):
+    if not np.isfinite(block).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return block
+
+
+def check_dask_matrix(X, name="X", persist=False):
+    """A validated Dask array of float64, shape (n, p), one column chunk.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame
+        Numeric predictors (a DataFrame's columns must all be numeric or bool).
+    name : str
+        The argument's name, for the errors.
+    persist : bool
+        True for the rows of a fit: ``X`` is persisted on the workers and checked
+        for NaN and infinite values at once (one pass over the data), and a
+        DataFrame's partition lengths are computed from the persisted
+        partitions.  False (``newx`` of a prediction): everything stays lazy,
+        and the finite check runs in each chunk's task when it is computed.
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        Non-numeric or complex data, naming the DataFrame's offending columns.
+    ValueError
+        Not 2-D, empty, unknown chunk sizes (a Dask array with NaN in
+        ``X.chunks``; a fit needs the row count of every chunk), or NaN or
+        infinite values.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> X = da.from_array(np.ones((4, 2), dtype=np.float32), chunks=(2, 1))
+    >>> check_dask_matrix(X, persist=True).chunks
+    ((2, 2), (2,))
+    """
+    da = require_dask()
+    from_frame = _is_dataframe(X)
+    if from_frame:
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        if bad:
+            raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
+        if persist:
+            # one read of the partitions; their lengths then come from memory
+            X = X.astype(float).persist().to_dask_array()
+        else:
+            X = X.to_dask_array()
+    elif not isinstance(X, da.Array):
+        raise TypeError(f"{name} must be a Dask array or DataFrame (or an in-memory array), "
+                        f"got {type(X).__module__}.{type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (rows are observations), got {X.ndim}-D; "
+                         "use X.reshape(-1, 1) for a single feature")
+    if X.dtype == bool:
+        X = X.astype(float)
+    if np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex values")
+    if not np.issubdtype(X.dtype, np.number):
+        raise TypeError(f"{name} must be numeric, got a Dask array of dtype {X.dtype}")
+    if any(np.isnan(c) for c in X.chunks[1]):
+        raise ValueError(f"{name} has unknown column chunk sizes")
+    if from_frame and persist:
+        X = X.compute_chunk_sizes()
+    if persist and any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes (NaN in {name}.chunks): a fit needs the rows of every "
+                         f"chunk; call {name}.compute_chunk_sizes() first, or build it with known lengths "
+                         "(e.g. DataFrame.to_dask_array(lengths=True))")
+    if not any(np.isnan(c) for c in X.chunks[0]) and (X.shape[0] == 0 or X.shape[1] == 0):
+        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if not persist:
+        return X.map_blocks(_finite_block, name, dtype=np.float64, meta=np.empty((0, 0)))
+    X = X.persist()
+    if not bool(da.isfinite(X).all().compute()):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return X
+
+
+def _is_numeric_dtype(t):
+    """A DataFrame column dtype that converts to float: numbers and booleans
+    (not strings, categories, dates or objects)."""
+    try:
+        t = np.dtype(t)
+    except TypeError:  # pandas extension dtypes (category, string, nullable ints...)
+        return False
+    return t == bool or (np.issubdtype(t, np.number) and not np.issubdtype(t, np.complexfloating))
+
+
+def _as_row_vector(v, name, n, rows):
+    """A Dask vector given as a 1-D array, a (n, 1) array or a Series, chunked like ``rows``."""
+    da = require_dask()
+    if hasattr(v, "to_dask_array"):  # a Dask Series
+        if str(v.dtype) == "category":
+            raise TypeError(f"{name}: a categorical Dask Series is not accepted; pass its values or codes")
+        v = v.to_dask_array()  # lengths: computed below, from the array's own chunks
+    if not isinstance(v, da.Array):
+        raise TypeError(f"{name} must be a Dask array or Series, or an in-memory array, got {type(v).__name__}")
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
+    if any(np.isnan(c) for c in v.chunks[0]):
+        v = v.compute_chunk_sizes()
+    if v.shape[0] != n:
+        raise ValueError(f"{name} has {v.shape[0]} entries but X has {n} rows")
+    return v.rechunk((rows,))
+
+
+def on_rows(values, rows):
+    """An in-memory vector sent to the workers, chunked like ``rows`` (a Dask array)."""
+    da = require_dask()
+    return da.from_array(np.asarray(values), chunks=(rows,)).persist()
+
+
+def dask_levels(y, n, rows, name="y"):
+    """``(y, levels)``: the Dask labels as a vector chunked like ``rows`` and their
+    sorted distinct values (one computation), with missing and non-finite
+    labels refused in the words of the in-memory checks."""
+    da = require_dask()
+    y = _as_row_vector(y, name, n, rows)
+    numeric = np.issubdtype(y.dtype, np.number) or y.dtype == bool
+    levels, finite = da.compute(da.unique(y), da.isfinite(y).all() if numeric and y.dtype != bool else True)
+    if not finite:
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if not numeric and any(is_missing(v) for v in levels.tolist()):
+        raise ValueError(f"{name} contains missing values (None or NaN)")
+    return y, levels
+
+
+def dask_binary_labels(y, n, rows, name="y"):
+    """``(y_pm, classes)`` of Dask labels: the two sorted labels, mapped to -1 and +1."""
+    da = require_dask()
+    y, levels = dask_levels(y, n, rows, name)
+    check_levels(levels, name)
+    return ChunkedRows.from_dask(da.where(y == levels[1], 1.0, -1.0)), levels
+
+
+def _class_index_block(block, classes):
+    return np.searchsorted(classes, block)
+
+
+def dask_class_index(y, classes):
+    """The index in ``classes`` of every label of the Dask vector ``y`` (lazy)."""
+    return y.map_blocks(_class_index_block, classes, dtype=np.intp)
+
+
+def dask_class_counts(y_idx, n_classes, weights=None):
+    """``(counts, positive)``: the weighted count of each class and the number of its
+    rows of positive weight (all rows when unweighted), in one computation."""
+    da = require_dask()
+    w = None if weights is None else weights.to_dask()
+    counts = da.bincount(y_idx, weights=w, minlength=n_classes)
+    positive = counts if w is None else da.bincount(y_idx, weights=(w > 0).astype(float), minlength=n_classes)
+    return tuple(np.asarray(v, dtype=float) for v in da.compute(counts, positive))
+
+
+def dask_weights(wt, n, rows, name="wt"):
+    """Non-negative finite weights as :class:`ChunkedRows`, checked in one computation."""
+    da = require_dask()
+    w = _as_row_vector(wt, name, n, rows).astype(float)
+    finite, negative, positive = da.compute(da.isfinite(w).all(), (w < 0).sum(), (w > 0).any())
+    check_weight_values(finite, negative, positive, name)
+    return ChunkedRows.from_dask(w)
+
+
+def _take_block(block, values):
+    return values[block]
+
+
+def dask_map_rows(y_idx, values):
+    """``values[y_idx]`` for a Dask vector of indices (lazy, :class:`ChunkedRows`)."""
+    return ChunkedRows.from_dask(y_idx.map_blocks(_take_block, values, dtype=float))
+
+
+def place_rows(rows, X):
+    """``rows`` (ChunkedRows) stored on the workers that hold the chunks of ``X``."""
+    return rows.persist(near=X)

@@ -1,0 +1,154 @@
+"""What the estimators fit and keep: :class:`DWDModel`, DWD at one lambda for one
+or more binary targets sharing one basis.
+
+:func:`fit_targets` fits every binary target of a validated problem (one
+for two classes, one per class for one-vs-rest) with the one majoriser its
+design builds: an eigendecomposition of ``Z'Z`` or of the kernel matrix (a
+Cholesky factor when weighted) serves every class, and each class costs
+only its own iterations.  The model turns new rows into decision values,
+labels and probabilities through one object, for rows in memory or on a
+Dask cluster (lazily there).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import _predict
+from ._warnings import DIVERGED_WHY, DWDConvergenceWarning
+from .calibration import fit_platt
+from .engine import build_majoriser, jerr_diverged, run_path
+
+__all__ = ["DWDModel", "fit_targets"]
+
+
+class DWDModel:
+    """DWD at one lambda for one or more binary targets, sharing one basis.
+
+    Attributes
+    ----------
+    alpha : ndarray, shape (ncoef, n_targets)
+        Intercept-first coefficients, one column per binary problem.
+    lambd, qval : float
+        The penalty and the loss exponent.
+    classes : ndarray
+        The labels; with two, ``classes[1]`` is the positive one (R's order).
+    predictor : Predictor
+        Turns ``alpha`` into decision values at new rows.
+    kern : Kernel
+        The kernel that was fitted.
+    solver, method, stop : str
+        The majoriser, the path solver and the stopping rule.
+    n_iter, kkt, objective : ndarray, shape (n_targets,)
+        Iterations, gradient norm and objective per binary problem.
+    platt : tuple of float or None
+        Platt's ``(a, b)`` when calibrated (:meth:`calibrate`).
+    """
+
+    def __init__(self, alpha, problem, majoriser, n_iter, kkt, objective):
+        self.alpha = alpha
+        self.lambd = float(problem.lambdas[0])
+        self.qval = problem.loss.q
+        self.classes = problem.classes
+        self.predictor = majoriser.predictor
+        self.kern = problem.kern
+        self.solver = majoriser.solver
+        self.method = problem.method
+        self.stop = problem.stop
+        self.n_iter, self.kkt, self.objective = n_iter, kkt, objective
+        self.platt = None
+
+    @property
+    def n_targets(self):
+        return self.alpha.shape[1]
+
+    def decision_function(self, X):
+        """Decision values: shape (m,) for two classes, (m, n_classes) one-vs-rest.
+
+        Parameters
+        ----------
+        X : array_like, sparse matrix or Dask collection, shape (m, p)
+
+        Returns
+        -------
+        ndarray or dask.array.Array
+        """
+        D = _predict.links(self.predictor, _predict.new_rows(X, self.predictor, "X"), self.alpha)
+        return D[:, 0] if self.classes.size == 2 else D
+
+    def predict(self, X):
+        """Labels: ``classes[1]`` where the decision value is > 0 (two classes,
+        R's rule), else the class of the largest one-vs-rest value."""
+        D = self.decision_function(X)
+        if self.classes.size == 2:
+            return _predict.sign_labels(D, self.classes)
+        return _predict.argmax_labels(D, self.classes)
+
+    def calibrate(self, heldout, targets):
+        """Fit Platt's sigmoid to held-out decision values (shape (n_targets, n),
+        NaN where missing) of the +-1 ``targets``.
+
+        The sigmoid is centred on the decision boundary (probability 1/2 at
+        ``f = 0``), and one sigmoid serves every one-vs-rest problem, fitted on
+        their pooled values: the most probable class is then always the
+        predicted one.  A slope of the wrong sign (probabilities falling as
+        the decision value rises) is not kept: the probabilities then invert
+        the population minimiser (4.4), with a warning.
+        """
+        f, t = np.concatenate(list(heldout)), np.concatenate(list(targets))
+        keep = ~np.isnan(f)
+        a, b = fit_platt(f[keep], t[keep], centred=True)
+        if not a < 0:
+            warnings.warn(f"Platt's sigmoid fitted to the held-out decision values has slope a = {a:.3g} >= 0 "
+                          "(probabilities would fall as the decision value rises); predict_proba inverts the "
+                          "population minimiser (4.4) instead", UserWarning, stacklevel=3)
+        self.platt = (a, b)
+        return self
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (m, n_classes); one-vs-rest probabilities are
+        normalised to sum to 1.  Platt's sigmoid when :meth:`calibrate` kept
+        one, else the inversion of (4.4)."""
+        D = self.decision_function(X)
+        D2 = D[:, None] if self.classes.size == 2 else D
+        if self.platt is not None and self.platt[0] < 0:
+            P = _predict.platt(D2, *self.platt)
+        else:
+            P = _predict.population_probability(D2, self.qval)
+        return _predict.class_probabilities(P, self.classes.size)
+
+
+def fit_targets(problem, targets, cache):
+    """Fit every binary target of ``problem`` (one majoriser for all) at its one lambda.
+
+    A target whose budget ran out keeps its last iterate, one abandoned as
+    non-finite its starting point (the zero model), each with a
+    :class:`~kerndwd.DWDConvergenceWarning`, as scikit-learn's solvers do.
+
+    Returns
+    -------
+    DWDModel
+    """
+    majoriser = build_majoriser(problem, cache)
+    cols, n_iter, kkt, obj = [], [], [], []
+    for y_pm in targets:
+        res = run_path(majoriser, problem.with_labels(y_pm))
+        if res.jerr and jerr_diverged(res.jerr):
+            alpha, value, grad_norm = res.unfinished
+            warnings.warn(f"DWD was abandoned at lambd={problem.lambdas[0]:g}: {DIVERGED_WHY}; the starting point "
+                          "(the zero model) is kept. Rescale X or sample_weight, or increase lambd.",
+                          DWDConvergenceWarning, stacklevel=4)
+        elif res.jerr:
+            alpha, value, grad_norm = res.unfinished
+            warnings.warn(f"DWD did not reach tol={problem.eps:g} (stop={problem.stop!r}) within "
+                          f"max_iter={problem.maxit} iterations at lambd={problem.lambdas[0]:g}; the last iterate "
+                          "is kept. Increase max_iter or tol.", DWDConvergenceWarning, stacklevel=4)
+        else:
+            alpha, value, grad_norm = res.alpha[:, 0], float(res.objective[0]), float(res.kkt[0])
+        cols.append(alpha)
+        obj.append(value)
+        kkt.append(grad_norm)
+        n_iter.append(int(res.npass[0]))
+    return DWDModel(np.column_stack(cols), problem, majoriser, np.array(n_iter), np.array(kkt), np.array(obj))

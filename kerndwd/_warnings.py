@@ -1,0 +1,108 @@
+"""The warnings of a fit: a path that stopped before its tolerance, or that R's rule
+left possibly far from the optimum, and lambdas given in another order."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .engine import jerr_diverged, jerr_lambda
+
+__all__ = ["DWDConvergenceWarning", "DIVERGED_WHY", "warn_not_converged", "warn_folds", "warn_far_from_optimal",
+           "gap_words"]
+
+
+class DWDConvergenceWarning(UserWarning):
+    """A path stopped before its tolerance: the ``maxit`` budget ran out, or
+    rounding held the gradient above ``eps`` (an ``eps`` tighter than the
+    data's precision allows), both ``jerr = -l``; or the iteration left the
+    finite numbers and the lambda was abandoned (``jerr = -(10000 + l)``).
+
+    A subclass of :class:`UserWarning`; the path keeps the columns fitted
+    before the stop, and ``jerr`` says where it stopped.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((40, 2)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     path = kerndwd.fit(X, y, [1.0, 0.1], kern=kerndwd.rbfdot(sigma=1), maxit=2)
+    >>> any(issubclass(w.category, kerndwd.DWDConvergenceWarning) for w in caught)
+    True
+    >>> path.jerr < 0  # maxit ran out on a lambda
+    True
+
+    To fail instead of warn:
+
+    >>> warnings.simplefilter("error", kerndwd.DWDConvergenceWarning)  # doctest: +SKIP
+    """
+
+
+#: Why a lambda was abandoned with ``jerr = -(DIVERGED + l)`` (kerndwd.engine.results.DIVERGED)
+DIVERGED_WHY = ("the iteration left the finite numbers or raised the objective it must lower (an objective, "
+                "coefficient or decision value overflowed, or rounding took over: the lambda, the weights or the "
+                "scale of X or of the kernel are at the edge of double precision)")
+
+
+def warn_not_converged(jerr, lambdas, maxit):
+    l = jerr_lambda(jerr)
+    if jerr_diverged(jerr):
+        warnings.warn(
+            f"fitting lambda #{l} = {lambdas[l - 1]:.6g} was abandoned: {DIVERGED_WHY}; "
+            f"the {l - 1} finished lambda(s) are returned (jerr={jerr}). Rescale X or the weights, "
+            "or use larger lambdas",
+            DWDConvergenceWarning,
+            stacklevel=3,
+        )
+        return
+    warnings.warn(
+        f"maxit={maxit} iterations (a budget for the whole path) ran out while fitting "
+        f"lambda #{l} = {lambdas[l - 1]:.6g}, or rounding held the gradient above eps there; "
+        f"the {l - 1} finished lambda(s) are returned (jerr={jerr})",
+        DWDConvergenceWarning,
+        stacklevel=3,
+    )
+
+
+def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
+    """One warning naming every fold whose path ran out of ``maxit``."""
+    bad = np.flatnonzero(jerr)
+    if bad.size:
+        where = "" if q is None else f" (q={q:g})"
+        detail = ", ".join(f"fold {k + 1} at lambda #{jerr_lambda(jerr[k])} = {lambdas[jerr_lambda(jerr[k]) - 1]:.6g}"
+                           + (" (non-finite: abandoned)" if jerr_diverged(jerr[k]) else "") for k in bad)
+        warnings.warn(
+            f"maxit={maxit} iterations ran out (or rounding held the gradient above eps, or the iteration "
+            f"overflowed){where}: {detail}; "
+            "their held-out predictions at "
+            "that lambda and smaller ones are missing and left out of cvm and cvsd",
+            DWDConvergenceWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def gap_words(rel):
+    """``"up to 35% lower"`` for a gap bound that is 0.35 of the objective."""
+    if rel >= 1.0:
+        return "up to 100% lower (the bound does not exclude an optimum near 0)"
+    return f"up to {100 * rel:.2g}% lower"
+
+
+def warn_far_from_optimal(path):
+    """One warning per path when R's rule left columns possibly far from optimal."""
+    far = path.far_from_optimal
+    if far.size:
+        rel = path.gap_bound[far] / path.objective[far]
+        worst = int(far[np.argmax(rel)])
+        warnings.warn(
+            f"R's stopping rule (stop='step', eps={path.eps:g}) returned {far.size} of {path.lambda_.size} "
+            f"columns possibly far from the optimum: at lambda={path.lambda_[worst]:.4g} the optimal "
+            f"objective may be {gap_words(rel.max())} than the returned one (a bound from the gradient: "
+            "path.gap_bound). Fit with stop='kkt' (e.g. eps=1e-8) for optimal columns",
+            DWDConvergenceWarning,
+            stacklevel=4,
+        )

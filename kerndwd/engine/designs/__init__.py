@@ -1,0 +1,19 @@
+"""Designs: how a problem becomes a majoriser, what each supports, and the registry.
+
+* :mod:`.base` -- :class:`Design`, :func:`register_design`, :func:`build_majoriser`;
+* :mod:`.exact` -- the exact kernel with R's choice of solver (the default);
+* :mod:`.features` -- kernel approximations: :class:`FeatureDesign`, Nystrom
+  (``approx="nystroem"``) and random Fourier features (``approx="rff"``);
+* :mod:`.bcd` -- the exact kernel by block coordinate descent (``solver="bcd"``);
+* :mod:`.dask` -- the forms of rows held by a Dask cluster (linear and feature
+  designs on such rows).
+"""
+
+from . import bcd, exact, features  # noqa: F401  (register the built-in designs)
+from .base import Design, build_majoriser, design_class, design_names, make_design, register_design
+from .bcd import BlockCoordinateDesign
+from .exact import ExactDesign
+from .features import FeatureDesign, FourierDesign, NystroemDesign
+
+__all__ = ["BlockCoordinateDesign", "Design", "ExactDesign", "FeatureDesign", "FourierDesign", "NystroemDesign",
+           "build_majoriser", "design_class", "design_names", "make_design", "register_design"]

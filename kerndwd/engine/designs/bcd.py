@@ -1,0 +1,76 @@
+"""The exact kernel by block coordinate majorization (``solver="bcd"``), without the ``n x n`` matrix.
+
+The sweeps are :class:`kerndwd.engine.majorisers.blocks.BlockCoordinateKernel`
+(see its module for the block step and the global step); this design
+builds it, checks the kernel on the rows first (the diagonal on every row,
+definiteness on a sample: :func:`kerndwd.engine.kernel_checks.check_kernel_rows`)
+and declares what it supports: rows in memory, the MM iteration (a sweep is
+one majorization step), either stopping rule, the gradient rule by default
+(R has no such solver).
+"""
+
+from __future__ import annotations
+
+from ..._scalars import check_integer
+from ..capabilities import DesignCapabilities
+from ..kernel_checks import check_kernel_rows
+from ..majorisers.blocks import DEFAULT_BLOCK_SIZE, BlockCoordinateKernel
+from .base import Design, register_design
+
+__all__ = ["BlockCoordinateDesign"]
+
+
+@register_design
+class BlockCoordinateDesign(Design):
+    """``solver="bcd"``: the exact kernel by block coordinate majorization.
+
+    Kernel columns are formed block by block when a sweep needs them, so
+    memory is ``O(n b)`` (``b = block_size``) and ``fit``, ``cv``, ``tune``
+    and the estimators run where the ``n x n`` kernel matrix would not fit.
+    The fit is the exact kernel fit (the same optimum as the default solver);
+    its ``alpha`` holds ``(b0, alpha_1..alpha_n)``.
+
+    Parameters
+    ----------
+    random_state : int, Generator or None
+        Seeds the partition of the rows into blocks (None: a fixed seed).
+    block_size : int or None, default None
+        Coefficients per block, a positive integer (None:
+        :data:`DEFAULT_BLOCK_SIZE`); larger than ``n`` means one block of all
+        ``n`` rows (it is clipped to ``n``), whose block step is the MM step of
+        the weighted kernel solver.
+
+    Raises
+    ------
+    TypeError
+        ``block_size`` is not an integer.
+    ValueError
+        ``block_size`` is below 1.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2))
+    >>> y = np.where((X ** 2).sum(axis=1) > 1.4, 1, -1)
+    >>> path = kerndwd.fit(X, y, [0.1, 0.01], kern=kerndwd.rbfdot(1.0), solver="bcd",
+    ...                    block_size=64, stop="kkt", eps=1e-8)
+    >>> bool((path.kkt <= 1e-8).all()), path.alpha.shape
+    (True, (301, 2))
+    """
+
+    name = "bcd"
+    selected_by = "solver"
+    option_names = ("block_size",)
+    # its sweeps are majorization steps; without K there is no Newton system
+    declared = DesignCapabilities(storage=("dense",), solvers=("mm",), kernel_checks=True, default_stop="kkt")
+
+    def __init__(self, random_state=None, **options):
+        super().__init__(random_state=random_state, **options)
+        block_size = options.get("block_size")
+        self.block_size = DEFAULT_BLOCK_SIZE if block_size is None else check_integer(block_size, "block_size", 1)
+
+    def majoriser(self, problem, cache):
+        cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
+        return BlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,
+                                     block_size=self.block_size, random_state=self.random_state)

@@ -1,0 +1,313 @@
+"""The scikit-learn face with lambda (and q) chosen by cross-validation: :class:`DWDClassifierCV`.
+
+Cross-validation is the engine's core that :func:`kerndwd.cv` and
+:func:`kerndwd.tune` use (:func:`kerndwd.engine.crossval.heldout_decisions`:
+one warm-started path per fold, q and class); the refit at the chosen
+``(lambda, q)`` is a :class:`~kerndwd.estimator.DWDClassifier`, fitted
+through its public ``fit``, and calibrated, with ``probability=True``, from
+the cross-validation's own held-out decision values
+(:meth:`kerndwd._model.DWDModel.calibrate`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._inputs import build_problem, check_classifier_data, check_lambdas, check_n_jobs, check_qvals, seed_of
+from ._warnings import warn_folds
+from .engine import FactorCache
+from .engine import crossval as core
+from .engine.chunked import is_dask_collection
+from .estimator import DWDClassifier, check_new_rows, estimator_settings, record_features, takes_sparse
+
+try:  # scikit-learn is an optional dependency (extra "sklearn")
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.model_selection import check_cv
+    from sklearn.utils._available_if import available_if
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
+    ) from exc
+
+__all__ = ["DWDClassifierCV", "DEFAULT_CV_LAMBDAS"]
+
+#: Default lambda grid of DWDClassifierCV: 20 values from 10 to 1e-4 (R's
+#: default 100 values from 1e3 to 1e-3 is available as lambdas="R").
+DEFAULT_CV_LAMBDAS = 10.0 ** np.linspace(1, -4, 20)
+
+
+def _foldid(cv, X, y, n, random_state):
+    """1-based fold labels from a scikit-learn ``cv`` argument.
+
+    An integer draws R's assignment (a random permutation of
+    ``1..cv, 1..cv, ...``), as :func:`kerndwd.cv` does; a splitter or an
+    iterable of ``(train, test)`` pairs must have test sets that partition
+    the rows (each row held out exactly once), as path CV needs.
+    """
+    if cv is None:
+        cv = 5
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        nfolds = core.check_nfolds(cv, n, name="cv")
+        return core.draw_foldid(nfolds, n, np.random.default_rng(seed_of(random_state)))
+    splits = list(check_cv(cv, y, classifier=True).split(X, y))
+    foldid = np.zeros(n, dtype=int)
+    for k, (_, test) in enumerate(splits, start=1):
+        if (foldid[test] != 0).any():
+            raise ValueError("cv: the test sets overlap; path cross-validation needs each row held out exactly once")
+        foldid[test] = k
+    if (foldid == 0).any():
+        raise ValueError("cv: some rows are in no test set; path cross-validation needs each row held out exactly once")
+    return foldid
+
+
+class DWDClassifierCV(ClassifierMixin, BaseEstimator):
+    """DWD with lambda (and optionally q) chosen by path cross-validation.
+
+    For each ``q`` in ``qvals``, :func:`kerndwd.cv` fits one warm-started
+    path over ``lambdas`` per fold (R's ``cv.kerndwd``) and records the
+    held-out misclassification rate ``cvm`` and its standard error ``cvsd``
+    per lambda; ``lambda_`` is R's ``lambda.min`` or ``lambda.1se`` of that
+    curve.  With several ``q`` the one with the smallest ``cvm`` at its own
+    chosen lambda wins (ties: the last in ``qvals`` order, as R's
+    ``tunedwd``; with ``choose="lambda_1se"`` this is ``tunedwd``'s rule,
+    except that the folds are fitted as :func:`kerndwd.cv` fits them, with
+    ``kerndwd``'s ridge 1e-7 and solver rule rather than ``tunedwd``'s 1e-6
+    and strict ``n > p``).
+    Then a :class:`DWDClassifier` is refitted on all data at ``(lambda_,
+    q_)`` and serves predictions.
+
+    With more than two classes each one-vs-rest problem is cross-validated
+    on the same folds and ``cvm``/``cvsd`` are the means over the classes
+    (the average one-vs-rest error), so a single lambda is chosen.
+
+    Parameters
+    ----------
+    lambdas : array_like, "R" or None
+        Candidate lambdas.  None: :data:`DEFAULT_CV_LAMBDAS` (20 values, 10
+        to 1e-4); ``"R"``: R's default grid.
+    qvals : sequence of float, default (1,)
+    kernel, gamma, degree, coef0, order, class_weight, tol, stop, max_iter, random_state
+        As in :class:`DWDClassifier`, for the refit.  ``class_weight`` and
+        ``sample_weight`` also weight the fold fits (the held-out error
+        counts each observation once, as in R).
+    cv : int, splitter or iterable, default 5
+        Folds: an integer draws R's random assignment from ``random_state``;
+        a scikit-learn splitter or list of ``(train, test)`` must hold out
+        each row exactly once.
+    choose : {"lambda_min", "lambda_1se"}, default "lambda_min"
+    cv_tol, cv_stop : default 1e-5, "step"
+        Stopping rule of the fold paths (R's default: the CV error only needs
+        the sign of held-out decision values).  ``method`` applies to the
+        folds and the refit alike: ``method="newton"`` needs
+        ``cv_stop="kkt"``; ``method=None`` fits the folds by MM under
+        ``cv_stop="step"`` and the refit by Newton under ``stop="kkt"``.
+    n_jobs : int, optional
+        Folds in parallel (joblib); results do not depend on it.
+
+    Attributes
+    ----------
+    lambda_ : float
+    q_ : float
+    cv_results_ : dict of ndarrays
+        ``"lambdas"`` (L,), ``"qvals"`` (Q,), ``"cvm"`` and ``"cvsd"`` (Q, L),
+        ``"lambda_min"``, ``"lambda_1se"`` (Q,), ``"foldid"`` (n,).
+    best_estimator_ : DWDClassifier
+        The refit; ``classes_``, ``coef_``/``dual_coef_``, ``intercept_`` are
+        read from it.
+    classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    See Also
+    --------
+    DWDClassifier, kerndwd.cv, kerndwd.tune
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kerndwd import DWDClassifierCV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> two = y > 0  # versicolor against virginica
+    >>> clf = DWDClassifierCV(qvals=[0.5, 1, 2], cv=5, random_state=0).fit(X[two], y[two])
+    >>> clf.cv_results_["cvm"].shape  # (q values, lambdas)
+    (3, 20)
+    >>> bool(clf.lambda_ in clf.cv_results_["lambdas"]), clf.q_ in (0.5, 1.0, 2.0)
+    (True, True)
+    >>> round(clf.score(X[two], y[two]), 2)
+    0.97
+    """
+
+    def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
+                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, method=None,
+                 approx=None, n_components=None, solver=None, design_options=None, probability=False):
+        self.lambdas = lambdas
+        self.qvals = qvals
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.order = order
+        self.cv = cv
+        self.choose = choose
+        self.class_weight = class_weight
+        self.tol = tol
+        self.stop = stop
+        self.max_iter = max_iter
+        self.cv_tol = cv_tol
+        self.cv_stop = cv_stop
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.method = method
+        self.approx = approx
+        self.n_components = n_components
+        self.solver = solver
+        self.design_options = design_options
+        self.probability = probability
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = takes_sparse(self)
+        return tags
+
+    def _estimator(self, lam, q):
+        return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
+                             stop=self.stop, max_iter=self.max_iter, random_state=self.random_state,
+                             method=self.method, approx=self.approx, n_components=self.n_components,
+                             solver=self.solver, design_options=self.design_options, probability=False)
+
+    def fit(self, X, y, sample_weight=None):
+        """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self.
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, shape (n_samples, n_features)
+            Training rows.
+        y : array_like, shape (n_samples,)
+            Class labels (two or more classes).
+        sample_weight : array_like, shape (n_samples,), optional
+            Non-negative weights, for the fold fits and the refit.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters or data, e.g. ``choose`` not
+            ``"lambda_min"``/``"lambda_1se"``, a q that is not positive, or
+            ``cv`` splits that do not hold each row out exactly once.
+        TypeError
+            A Dask ``X`` (cross-validation collects held-out decision values of every row).
+        """
+        if self.choose not in ("lambda_min", "lambda_1se"):
+            raise ValueError(f"choose must be 'lambda_min' or 'lambda_1se', got {self.choose!r}")
+        if not isinstance(self.probability, (bool, np.bool_)):
+            raise TypeError(f"probability must be True or False, got {self.probability!r}")
+        if is_dask_collection(X):
+            raise TypeError("X: DWDClassifierCV cannot take Dask input (cross-validation collects held-out "
+                            "decision values for every row); fit DWDClassifier on the Dask array and choose "
+                            "lambda on a held-out split, or cross-validate on a sample that fits in memory")
+        qs = check_qvals(self.qvals)
+        n_jobs = check_n_jobs(self.n_jobs)
+        data = check_classifier_data(X, y, sample_weight, self.class_weight)
+        record_features(self, X, data)
+        foldid = _foldid(self.cv, X, y, data.n if data.kept is None else data.kept.size, self.random_state)
+        if data.kept is not None:
+            # fold labels must stay 1..K without gaps
+            foldid = np.unique(foldid[data.kept], return_inverse=True)[1] + 1
+        foldid = core.check_foldid(foldid, data.n)
+        if self.lambdas is None:
+            lambdas = DEFAULT_CV_LAMBDAS
+        elif isinstance(self.lambdas, str) and self.lambdas == "R":
+            lambdas = None
+        else:
+            lambdas = self.lambdas
+        lambdas = check_lambdas(lambdas, data.n, "lambdas")
+        problem = build_problem(data, estimator_settings(self, lambdas, qs[0], self.cv_tol, self.cv_stop,
+                                                         self.max_iter, names={"eps": "cv_tol", "stop": "cv_stop"}))
+        predmat, jerr = core.heldout_decisions(problem, FactorCache(problem.X, problem.kern), foldid, qs,
+                                               list(data.targets), n_jobs=n_jobs)
+        cvm = np.empty((qs.size, lambdas.size))
+        cvsd = np.empty((qs.size, lambdas.size))
+        for iq, q in enumerate(qs):
+            for it in range(len(data.targets)):
+                warn_folds(jerr[iq, it], lambdas, problem.maxit, q=q)
+            # the average one-vs-rest error (the binary error with two classes)
+            per_target = [core.cv_error(predmat[iq, it], t, foldid) for it, t in enumerate(data.targets)]
+            cvm[iq] = np.mean([m for m, _ in per_target], axis=0)
+            cvsd[iq] = np.mean([sd for _, sd in per_target], axis=0)
+        picks = np.array([core.select_lambda(m, sd) for m, sd in zip(cvm, cvsd)])  # (Q, 2): index_min, index_1se
+        which = 0 if self.choose == "lambda_min" else 1
+        iq = core.choose_last_minimum(cvm[np.arange(qs.size), picks[:, which]])
+        self.q_ = float(qs[iq])
+        self.lambda_ = float(lambdas[picks[iq, which]])
+        self.cv_results_ = {
+            "lambdas": lambdas, "qvals": qs, "cvm": cvm, "cvsd": cvsd,
+            "lambda_min": lambdas[picks[:, 0]], "lambda_1se": lambdas[picks[:, 1]], "foldid": foldid,
+        }
+        self.best_estimator_ = self._estimator(self.lambda_, self.q_).fit(X, y, sample_weight)
+        if self.probability:
+            # Platt's sigmoid from the cross-validation's own held-out decision
+            # values at the chosen (lambda, q): no further fits
+            self.best_estimator_.path_.calibrate(predmat[iq, :, :, picks[iq, which]], data.targets)
+        self.path_ = self.best_estimator_.path_
+        self.classes_ = self.best_estimator_.classes_
+        self.n_iter_ = self.best_estimator_.n_iter_
+        return self
+
+    @property
+    def coef_(self):
+        return self.best_estimator_.coef_
+
+    @property
+    def intercept_(self):
+        return self.best_estimator_.intercept_
+
+    def decision_function(self, X):
+        """Decision values of :attr:`best_estimator_`.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features)
+            Rows to evaluate.
+
+        Returns
+        -------
+        ndarray, shape (n,) or (n, n_classes)
+            As :meth:`DWDClassifier.decision_function`.
+        """
+        X = check_new_rows(self, X)
+        return self.path_.decision_function(X)
+
+    def predict(self, X):
+        """Class labels from :attr:`best_estimator_`.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            Labels from ``classes_``.
+        """
+        X = check_new_rows(self, X)
+        return self.path_.predict(X)
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_proba(self, X):
+        """Class probabilities of :attr:`best_estimator_` (``probability=True``),
+        calibrated on the cross-validation's held-out decision values."""
+        X = check_new_rows(self, X)
+        return self.path_.predict_proba(X)
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_log_proba(self, X):
+        """``log`` of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
