@@ -86,8 +86,13 @@ def lipschitz(q) -> float:
     >>> import kerndwd
     >>> kerndwd.lipschitz(1.0)
     4.0
+    >>> kerndwd.lipschitz(1e200)  # (q + 1)^2 alone would overflow
+    1e+200
     """
-    return DWDLoss(_check_q(q)).lipschitz
+    q = _check_q(q)
+    if q > 1e100:  # (q + 1)^2 overflows near 1e154; the same number, factored
+        return (q + 1.0) * ((q + 1.0) / q)
+    return DWDLoss(q).lipschitz
 
 
 def _as_margins(u):

@@ -51,7 +51,12 @@ directions: ``e_0`` (the intercept), ``(0, d)`` and the previous sweep's
 block moves ``s``; a ``3 x 3`` system whose terms are inner products of
 vectors of length ``n``, because ``Z v`` is known for each direction (``1``,
 ``K d``, and the change of ``f`` the moves made) and ``K v_alpha = Z v -
-v_0``.  The gradient along ``v`` is formed as ``v_0 sum(z) + (K v_alpha)'
+v_0``.  The coefficient of ``d`` is held in ``[0, 1]``: ``d`` moves ``alpha``
+towards the representer point ``-z / (2 n lambda)``, and where ``K`` is
+singular (the linear kernel with ``n > p``) most of ``d`` lies in its null
+space, where nothing in ``f`` bounds the coefficient; a coefficient outside
+``[0, 1]`` multiplied that null part sweep after sweep until it overflowed.
+The gradient along ``v`` is formed as ``v_0 sum(z) + (K v_alpha)'
 r``, which, unlike ``z'Z v + 2 n lambda alpha'K v``, loses nothing to
 cancellation near the optimum (the block steps use ``K_I' r`` for the same
 reason).  On the circle data this cuts the sweeps to a gradient norm of
@@ -400,9 +405,14 @@ class BlockCoordinateKernel(Majoriser):
         # solve on a unit diagonal; a direction without curvature (a zero one) is dropped
         scale = np.sqrt(np.maximum(np.diag(curvature), 0.0))
         keep = scale > 0.0
-        coef = np.zeros(k)
-        scaled = curvature[np.ix_(keep, keep)] / np.outer(scale[keep], scale[keep])
-        coef[keep] = -np.linalg.lstsq(scaled, gradient[keep] / scale[keep], rcond=1e-12)[0] / scale[keep]
+        if not (np.isfinite(curvature).all() and np.isfinite(gradient).all()):
+            return False
+        coef = _minimise(curvature, gradient, keep, scale)
+        if keep[1] and not 0.0 <= coef[1] <= 1.0:
+            # d moves alpha towards the representer point -z / (2 n lambda): a coefficient
+            # in [0, 1] keeps alpha between the two, where K is singular along directions
+            # that change nothing in f (and so have no curvature to bound the coefficient)
+            coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
         decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
         if not np.isfinite(coef).all() or decrease <= 0.0:
             return False  # rounding: no descent guaranteed
@@ -412,3 +422,21 @@ class BlockCoordinateKernel(Majoriser):
                 step[1:] += c * v
             f_now += c * image
         return True
+
+
+def _minimise(curvature, gradient, keep, scale, fixed=None):
+    """The coefficients minimising ``c'g + c'Hc / 2`` over the directions ``keep``,
+    solved on a unit diagonal (``scale``), with ``fixed = (i, value)`` holding one
+    coefficient at a value."""
+    coef = np.zeros(gradient.size)
+    free = keep.copy()
+    g = gradient.astype(float)
+    if fixed is not None:
+        i, value = fixed
+        coef[i] = value
+        free[i] = False
+        g = g + curvature[:, i] * value
+    if free.any():
+        scaled = curvature[np.ix_(free, free)] / np.outer(scale[free], scale[free])
+        coef[free] = -np.linalg.lstsq(scaled, g[free] / scale[free], rcond=1e-12)[0] / scale[free]
+    return coef
