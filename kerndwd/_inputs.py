@@ -25,11 +25,12 @@ import numpy as np
 from scipy import sparse
 
 from . import _inputs_dask as dask_inputs
-from ._labels import check_class_levels, check_levels, check_weight_values, is_missing, per_class_weights
+from ._data import (Data, as_float_array, check_class_levels, check_positive_classes, check_weights, encode_labels,
+                      is_pandas, label_array, label_levels, numeric_dtype, per_class_weights, targets_of)
 from ._scalars import check_integer, check_real
 from .engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
 from .engine.capabilities import storage_of
-from .engine.chunked import ChunkedRows, is_dask_collection, require_dask
+from .engine.chunked import ChunkedRows, is_dask_collection
 from .kernels import Kernel, kernel_from_spec, rbfdot, sigest
 
 __all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
@@ -54,46 +55,6 @@ QVAL_RANGE = (1e-4, 1e4)
 # --------------------------------------------------------------------------
 # arrays
 # --------------------------------------------------------------------------
-def _is_pandas(obj):
-    return type(obj).__module__.split(".")[0] == "pandas"
-
-
-def _numeric_dtype(dtype):
-    import pandas as pd
-
-    return pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-
-
-def as_float_array(values, name, what="numbers"):
-    """``values`` as a float ndarray, refusing anything that is not numeric.
-
-    Numbers, booleans, numeric object arrays and pandas' nullable numeric
-    types (``Int64``, ``Float64``; ``pd.NA`` becomes NaN for the caller's
-    finiteness check) are accepted; strings, numeric strings included, are
-    a ``TypeError``: a column of text is never silently parsed.  Complex
-    values are a ``ValueError`` ("Complex data not supported").
-    """
-    if _is_pandas(values) and hasattr(values, "to_numpy"):
-        dtype = getattr(values, "dtype", None)
-        if dtype is not None and not _numeric_dtype(dtype):
-            raise TypeError(f"{name} must be {what}, got pandas dtype {dtype}")
-        values = values.to_numpy(dtype=float, na_value=np.nan)
-    try:
-        arr = np.asarray(values)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"{name} must be an array of {what}: {exc}") from None
-    if arr.dtype.kind in "biuf":
-        return arr.astype(float, copy=False)
-    if arr.dtype.kind == "c":
-        raise ValueError(f"{name}: Complex data not supported; {name} must be real")
-    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in arr.flat):
-        return arr.astype(float)
-    if arr.dtype.kind in "USO":
-        raise TypeError(f"{name} must be {what}, got strings: each argument must be a number, not a string "
-                        "standing for a number")
-    raise TypeError(f"{name} must be {what}, got dtype {arr.dtype}")
-
-
 def _check_finite_and_scale(values, name):
     if not np.isfinite(values).all():
         raise ValueError(f"{name} contains NaN or infinite values")
@@ -107,6 +68,20 @@ def _check_not_empty(shape, name):
     if shape[0] == 0 or shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column: found {shape[0]} sample(s) and "
                          f"{shape[1]} feature(s) (shape={shape}) while a minimum of 1 is required.")
+
+
+def _held_by_dask(obj):
+    """Whether ``obj`` is a Dask collection (Dask's own test, without importing Dask)."""
+    graph = getattr(type(obj), "__dask_graph__", None)
+    return callable(graph) and obj.__dask_graph__() is not None
+
+
+def _feature_names(X):
+    """The column names of a DataFrame whose names are all strings, else None."""
+    columns = getattr(X, "columns", None) if hasattr(X, "dtypes") else None
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(list(columns), dtype=object)
 
 
 def check_matrix(X, name="X", persist=False):
@@ -129,8 +104,6 @@ def check_matrix(X, name="X", persist=False):
     -------
     ndarray, scipy.sparse.csr_matrix or dask.array.Array
     """
-    if is_dask_collection(X):
-        return dask_inputs.check_dask_matrix(X, name, persist=persist)
     if sparse.issparse(X):
         if np.issubdtype(X.dtype, np.complexfloating):
             raise ValueError(f"{name}: Complex data not supported; {name} must be real")
@@ -138,146 +111,29 @@ def check_matrix(X, name="X", persist=False):
         _check_not_empty(X.shape, name)
         _check_finite_and_scale(X.data, name)
         return X
-    if _is_pandas(X) and hasattr(X, "dtypes") and hasattr(X, "columns"):  # DataFrame
-        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _numeric_dtype(t)]
-        if bad:
-            raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
-        X = X.to_numpy(dtype=float, na_value=np.nan)
-    arr = as_float_array(X, name, "numeric")
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D array (rows are observations), got {arr.ndim}-D; Reshape your data: "
-            f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single row"
-        )
-    _check_not_empty(arr.shape, name)
-    # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
-    arr = np.ascontiguousarray(arr, dtype=float)
-    _check_finite_and_scale(arr, name)
-    return arr
+    if not _held_by_dask(X):
+        if is_pandas(X) and hasattr(X, "dtypes") and hasattr(X, "columns"):  # DataFrame
+            bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not numeric_dtype(t)]
+            if bad:
+                raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
+            X = X.to_numpy(dtype=float, na_value=np.nan)
+        arr = as_float_array(X, name, "numeric")
+        if arr.ndim != 2:
+            raise ValueError(
+                f"{name} must be a 2-D array (rows are observations), got {arr.ndim}-D; Reshape your data: "
+                f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single row"
+            )
+        _check_not_empty(arr.shape, name)
+        # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
+        arr = np.ascontiguousarray(arr, dtype=float)
+        _check_finite_and_scale(arr, name)
+        return arr
+    return dask_inputs.check_dask_matrix(X, name, persist=persist)
 
 
 # --------------------------------------------------------------------------
-# labels and weights
+# the data of a fit
 # --------------------------------------------------------------------------
-def _label_array(y, n, name, column_warning=None):
-    """``(values, categories)``: the labels as a 1-D array with missing labels
-    refused first (None, NaN, ``pd.NA``), and a Categorical's category order.
-    A column vector is taken as a vector (with a warning of class
-    ``column_warning`` when given)."""
-    if y is None:
-        raise ValueError(f"{name}: the fit requires y to be passed, but the target y is None")
-    categories = None
-    if hasattr(y, "cat") and hasattr(y, "dtype") and str(y.dtype) == "category":
-        categories = list(y.cat.categories)
-        y = np.asarray(y.astype(object))
-    elif hasattr(y, "to_numpy"):
-        y = y.to_numpy()
-    if isinstance(y, (list, tuple)):
-        y = np.array(y, dtype=object)
-    arr = np.asarray(y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-        if column_warning is not None:
-            warnings.warn(f"A column-vector {name} was passed when a 1d array was expected; its one column is used "
-                          f"({name}.ravel() avoids this warning)", column_warning, stacklevel=4)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n} rows")
-    if arr.dtype == object:
-        if any(is_missing(v) for v in arr):
-            raise ValueError(f"{name} contains missing values (None or NaN)")
-        text = [isinstance(v, (str, bytes)) for v in arr]
-        if any(text) and not all(text):
-            kinds = sorted({type(v).__name__ for v in arr})
-            raise TypeError(f"{name} mixes labels of different types ({', '.join(kinds)}); use labels of one type")
-        if not any(text):
-            if not all(isinstance(v, (numbers.Number, np.bool_)) for v in arr):
-                kinds = sorted({type(v).__name__ for v in arr})
-                raise TypeError(f"{name} must hold numbers or strings, got {', '.join(kinds)}")
-            arr = np.array(arr.tolist())  # numbers (bools included) get a numeric dtype
-    if np.issubdtype(arr.dtype, np.number) and not np.isfinite(arr.astype(float)).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return arr, categories
-
-
-def _levels(arr, categories, name):
-    try:
-        levels = np.unique(arr)
-    except TypeError:
-        raise TypeError(f"{name} mixes labels of types that cannot be ordered") from None
-    if categories is not None:
-        present = set(levels.tolist())
-        levels = np.array([c for c in categories if c in present], dtype=object)
-    return levels
-
-
-def encode_labels(y, n=None, name="y"):
-    """Map two labels to -1/+1 in sorted order, as R orders factor levels.
-
-    Returns ``(y_pm, classes)`` where ``classes[0]`` maps to -1 and
-    ``classes[1]`` to +1.  A pandas Categorical keeps its category order.
-    """
-    arr, categories = _label_array(y, n, name)
-    levels = check_levels(_levels(arr, categories, name), name)
-    return np.where(arr == levels[1], 1.0, -1.0), levels
-
-
-def check_weights(wt, n, name="wt", y=None, classes=None):
-    """Non-negative finite weights, one per row; with labels ``y`` (+-1) every
-    class must keep a positive total weight."""
-    if wt is None:
-        return None
-    arr = as_float_array(wt, name, "a sequence of non-negative numbers")
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"{name} must have one entry per row of X ({n}), got shape {arr.shape}")
-    check_weight_values(bool(np.isfinite(arr).all()), int((arr < 0).sum()), bool((arr > 0).any()), name)
-    if y is not None:
-        for label, sign in zip(classes, (-1.0, 1.0)):
-            if not (arr[y == sign] > 0).any():
-                label = label.item() if hasattr(label, "item") else label
-                raise ValueError(f"{name} gives class {label!r} no positive weight: DWD needs both classes")
-    return arr.copy()
-
-
-@dataclass(frozen=True)
-class Data:
-    """Validated data of a fit.
-
-    Attributes
-    ----------
-    X : ndarray, csr_matrix or dask.array.Array, shape (n, p)
-        The rows.
-    classes : ndarray
-        The labels: two for binary DWD (``classes[0]`` is -1), all classes for
-        a classifier.
-    targets : tuple of ndarray or ChunkedRows, shape (n,)
-        +-1 labels of each binary problem: one, or one per class (one-vs-rest).
-    weights : ndarray, ChunkedRows or None
-        The observation weights of the loss.
-    sample_weight : ndarray, ChunkedRows or None
-        The caller's sample weights alone (for ``gamma="scale"``).
-    kept : ndarray of bool or None
-        For a classifier, the rows kept (those of positive weight), None when
-        all were.
-    """
-
-    X: object
-    classes: np.ndarray
-    targets: tuple
-    weights: object = None
-    sample_weight: object = None
-    kept: object = None
-
-    @property
-    def y(self):
-        return self.targets[0]
-
-    @property
-    def n(self):
-        return self.X.shape[0]
-
-
 def check_data(X, y, wt=None, *, names=None):
     """The data of ``fit``, ``cv`` and ``tune`` (binary DWD): rows, two labels
     mapped to -1/+1 in R's order, and optional weights.
@@ -295,28 +151,12 @@ def check_data(X, y, wt=None, *, names=None):
     Data
     """
     names = {"X": "X", "y": "y", "wt": "wt", **(names or {})}
-    X = check_matrix(X, names["X"], persist=True)
-    n = X.shape[0]
-    if is_dask_collection(X):
-        rows = X.chunks[0]
-        if is_dask_collection(y):
-            y_pm, classes = dask_inputs.dask_binary_labels(y, n, rows, names["y"])
-        else:
-            y_np, classes = encode_labels(y, n, names["y"])
-            y_pm = ChunkedRows.from_dask(dask_inputs.on_rows(y_np, rows))
-        if wt is None:
-            w = None
-        elif is_dask_collection(wt):
-            w = dask_inputs.dask_weights(wt, n, rows, names["wt"])
-        else:
-            w = ChunkedRows.from_dask(dask_inputs.on_rows(check_weights(wt, n, names["wt"]), rows))
-        # each chunk of the labels and weights on the worker holding the chunk of X: no pass moves them
-        y_pm = dask_inputs.place_rows(y_pm, X)
-        w = None if w is None else dask_inputs.place_rows(w, X)
+    if not _held_by_dask(X):
+        X = check_matrix(X, names["X"])
+        y_pm, classes = encode_labels(y, X.shape[0], names["y"])
+        w = check_weights(wt, X.shape[0], names["wt"], y=y_pm, classes=classes)
         return Data(X, classes, (y_pm,), w, w)
-    y_pm, classes = encode_labels(y, n, names["y"])
-    w = check_weights(wt, n, names["wt"], y=y_pm, classes=classes)
-    return Data(X, classes, (y_pm,), w, w)
+    return dask_inputs.binary_data(X, y, wt, names)
 
 
 def check_classifier_data(X, y, sample_weight=None, class_weight=None):
@@ -337,16 +177,21 @@ def check_classifier_data(X, y, sample_weight=None, class_weight=None):
         ``targets`` are one-vs-rest for more than two classes, one target
         (``classes[1]`` is +1) for two.
     """
-    X = check_matrix(X, "X", persist=True)
+    from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
+
+    if not _held_by_dask(X):
+        return _classifier_data(X, y, sample_weight, class_weight, DataConversionWarning)
+    return dask_inputs.classifier_data(X, y, sample_weight, class_weight)
+
+
+def _classifier_data(X, y, sample_weight, class_weight, column_warning):
+    names = _feature_names(X)
+    X = check_matrix(X, "X")
     n = X.shape[0]
     if n < 2:
         raise ValueError(f"X needs at least 2 samples (one sample cannot hold two classes), got n_samples = {n}")
-    if is_dask_collection(X):
-        return _dask_classifier_data(X, y, sample_weight, class_weight)
-    from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
-
-    arr, categories = _label_array(y, n, "y", column_warning=DataConversionWarning)
-    classes = check_class_levels(_levels(arr, categories, "y"), "y")
+    arr, categories = label_array(y, n, "y", column_warning=column_warning)
+    classes = check_class_levels(label_levels(arr, categories, "y"), "y")
     y_idx = np.searchsorted(classes, arr) if categories is None else np.array(
         [categories.index(v) for v in arr.tolist()])
     sw = None if sample_weight is None else check_weights(sample_weight, n, "sample_weight")
@@ -360,73 +205,15 @@ def check_classifier_data(X, y, sample_weight=None, class_weight=None):
             raise ValueError("sample_weight times class_weight overflows double precision (a product above "
                              "1.8e308); rescale sample_weight or class_weight (only their ratios matter)")
     if s is None:
-        return Data(X, classes, _targets(y_idx, classes.size))
-    _check_positive_classes(np.bincount(y_idx, weights=(s > 0).astype(float), minlength=classes.size), classes)
+        return Data(X, classes, targets_of(y_idx, classes.size), feature_names=names)
+    check_positive_classes(np.bincount(y_idx, weights=(s > 0).astype(float), minlength=classes.size), classes)
     keep = s > 0
     kept = None
     if not keep.all():
         X, y_idx, s, kept = X[keep], y_idx[keep], s[keep], keep
         sw = None if sw is None else sw[keep]
     s = s / s.max()  # first to order 1: the sum below cannot overflow, whatever the scale
-    return Data(X, classes, _targets(y_idx, classes.size), s * (s.size / s.sum()), sw, kept)
-
-
-def _check_positive_classes(positive, classes):
-    present = np.flatnonzero(positive)
-    if present.size < 2:
-        raise ValueError(f"sample_weight and class_weight leave positive weight on one class only "
-                         f"({classes[present[0]]!r}); DWD needs samples of at least 2 classes with positive weight")
-    if present.size < classes.size:
-        missing = [classes[k] for k in range(classes.size) if k not in set(present.tolist())]
-        raise ValueError(f"sample_weight and class_weight give class(es) {missing!r} no positive weight; "
-                         "drop those classes from y or give them weight")
-
-
-def _targets(y_idx, n_classes):
-    """+-1 labels of the binary problems: one for two classes (``classes[1]`` is
-    +1, as R orders levels), else one-vs-rest per class."""
-    if n_classes == 2:
-        return (np.where(y_idx == 1, 1.0, -1.0),)
-    return tuple(np.where(y_idx == k, 1.0, -1.0) for k in range(n_classes))
-
-
-def _dask_classifier_data(X, y, sample_weight, class_weight):
-    n, rows = X.shape[0], X.chunks[0]
-    if is_dask_collection(y):
-        y_rows, levels = dask_inputs.dask_levels(y, n, rows, "y")
-        classes = check_class_levels(levels, "y")
-        y_idx = dask_inputs.dask_class_index(y_rows, classes).persist()
-    else:
-        arr, categories = _label_array(y, n, "y")
-        classes = check_class_levels(_levels(arr, None, "y"), "y")
-        y_idx = dask_inputs.on_rows(np.searchsorted(classes, arr), rows)
-    sw = None
-    if sample_weight is not None:
-        if is_dask_collection(sample_weight):
-            sw = dask_inputs.dask_weights(sample_weight, n, rows, "sample_weight")
-        else:
-            sw = ChunkedRows.from_dask(dask_inputs.on_rows(check_weights(sample_weight, n, "sample_weight"), rows))
-    s = sw
-    if class_weight is not None:
-        counts, _ = dask_inputs.dask_class_counts(y_idx, classes.size, sw)
-        by_row = dask_inputs.dask_map_rows(y_idx, per_class_weights(class_weight, classes, counts))
-        s = by_row if sw is None else sw * by_row
-    targets = tuple(ChunkedRows.from_dask(t) for t in _dask_targets(y_idx, classes.size))
-    targets = tuple(dask_inputs.place_rows(t, X) for t in targets)
-    if s is None:
-        return Data(X, classes, targets)
-    s = dask_inputs.place_rows(s, X)
-    _, positive = dask_inputs.dask_class_counts(y_idx, classes.size, s)
-    _check_positive_classes(positive, classes)
-    weights = dask_inputs.place_rows(s * (n / s.sum()), X)
-    return Data(X, classes, targets, weights, None if sw is None else dask_inputs.place_rows(sw, X))
-
-
-def _dask_targets(y_idx, n_classes):
-    da = require_dask()
-    if n_classes == 2:
-        return (da.where(y_idx == 1, 1.0, -1.0),)
-    return tuple(da.where(y_idx == k, 1.0, -1.0) for k in range(n_classes))
+    return Data(X, classes, targets_of(y_idx, classes.size), s * (s.size / s.sum()), sw, kept, names)
 
 
 # --------------------------------------------------------------------------

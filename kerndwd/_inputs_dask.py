@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._labels import check_levels, check_weight_values, is_missing
-from .engine.chunked import ChunkedRows, require_dask
+from ._data import (Data, check_class_levels, check_levels, check_positive_classes, check_weight_values,
+                    check_weights, encode_labels, is_missing, label_array, label_levels, per_class_weights)
+from .engine.chunked import ChunkedRows, is_dask_collection, require_dask
 
-__all__ = ["check_dask_matrix", "dask_levels", "dask_binary_labels", "dask_class_index", "dask_weights",
-           "on_rows", "dask_class_counts", "dask_map_rows", "place_rows"]
+__all__ = ["check_dask_matrix", "binary_data", "classifier_data"]
 
 
 def _is_dataframe(obj):
@@ -211,6 +211,76 @@ def dask_map_rows(y_idx, values):
     return ChunkedRows.from_dask(y_idx.map_blocks(_take_block, values, dtype=float))
 
 
-def place_rows(rows, X):
-    """``rows`` (ChunkedRows) stored on the workers that hold the chunks of ``X``."""
-    return rows.persist(near=X)
+def place_rows(vectors, X):
+    """Each of ``vectors`` (ChunkedRows, or None) stored on the workers that hold
+    the chunks of ``X``."""
+    return tuple(None if v is None else v.persist(near=X) for v in vectors)
+
+
+def _frame_names(X):
+    columns = list(X.columns) if _is_dataframe(X) else None
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(columns, dtype=object)
+
+
+def _row_weights(values, n, rows, name):
+    """Weights given as a Dask collection (checked in one computation) or in memory
+    (checked, then sent to the workers), as :class:`ChunkedRows`."""
+    if is_dask_collection(values):
+        return dask_weights(values, n, rows, name)
+    return ChunkedRows.from_dask(on_rows(check_weights(values, n, name), rows))
+
+
+def binary_data(X, y, wt, names):
+    """:class:`~kerndwd._data.Data` of ``fit`` for a Dask ``X``: persisted rows, the
+    labels as -1/+1 and the weights placed like them (in memory or Dask)."""
+    X = check_dask_matrix(X, names["X"], persist=True)
+    n, rows = X.shape[0], X.chunks[0]
+    if is_dask_collection(y):
+        y_pm, classes = dask_binary_labels(y, n, rows, names["y"])
+    else:
+        y_np, classes = encode_labels(y, n, names["y"])
+        y_pm = ChunkedRows.from_dask(on_rows(y_np, rows))
+    w = None if wt is None else _row_weights(wt, n, rows, names["wt"])
+    # each chunk of the labels and weights on the worker holding the chunk of X: no pass moves them
+    y_pm, w = place_rows((y_pm, w), X)
+    return Data(X, classes, (y_pm,), w, w)
+
+
+def classifier_data(X, y, sample_weight, class_weight):
+    """:class:`~kerndwd._data.Data` of the estimators for a Dask ``X`` (see
+    :func:`kerndwd._inputs.check_classifier_data`); rows of zero weight are kept,
+    the weights ``s n / sum(s)`` over all ``n`` rows."""
+    da = require_dask()
+    names = _frame_names(X)
+    X = check_dask_matrix(X, "X", persist=True)
+    n, rows = X.shape[0], X.chunks[0]
+    if n < 2:
+        raise ValueError(f"X needs at least 2 samples (one sample cannot hold two classes), got n_samples = {n}")
+    if is_dask_collection(y):
+        y_rows, levels = dask_levels(y, n, rows, "y")
+        classes = check_class_levels(levels, "y")
+        y_idx = dask_class_index(y_rows, classes).persist()
+    else:
+        arr, _ = label_array(y, n, "y")
+        classes = check_class_levels(label_levels(arr, None, "y"), "y")
+        y_idx = on_rows(np.searchsorted(classes, arr), rows)
+    sw = None if sample_weight is None else _row_weights(sample_weight, n, rows, "sample_weight")
+    s = sw
+    if class_weight is not None:
+        counts, _ = dask_class_counts(y_idx, classes.size, sw)
+        by_row = dask_map_rows(y_idx, per_class_weights(class_weight, classes, counts))
+        s = by_row if sw is None else sw * by_row
+    if classes.size == 2:
+        targets = (ChunkedRows.from_dask(da.where(y_idx == 1, 1.0, -1.0)),)
+    else:
+        targets = tuple(ChunkedRows.from_dask(da.where(y_idx == k, 1.0, -1.0)) for k in range(classes.size))
+    weights = None
+    if s is not None:
+        s = place_rows((s,), X)[0]
+        _, positive = dask_class_counts(y_idx, classes.size, s)
+        check_positive_classes(positive, classes)
+        weights = s * (n / s.sum())
+    placed = place_rows(targets + (weights, sw), X)
+    return Data(X, classes, placed[:-2], placed[-2], placed[-1], feature_names=names)

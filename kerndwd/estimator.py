@@ -75,11 +75,14 @@ def takes_sparse(est):
     return "sparse" in design.capabilities(kern, "sparse").storage
 
 
-def record_features(est, X, data):
-    """``n_features_in_`` and ``feature_names_in_``, as scikit-learn's checks set
-    them (read from ``X`` as given, after the input layer validated it)."""
-    validate_data(est, X, skip_check_array=True, reset=True)
+def record_features(est, data):
+    """``n_features_in_`` and ``feature_names_in_`` (those of a DataFrame whose
+    column names are all strings), as scikit-learn's checks expect them."""
     est.n_features_in_ = data.X.shape[1]
+    if data.feature_names is None:
+        est.__dict__.pop("feature_names_in_", None)
+    else:
+        est.feature_names_in_ = data.feature_names
 
 
 def check_new_rows(est, X):
@@ -337,7 +340,7 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         """
         lambd = check_real(self.lambd, "lambd", "positive")  # one number here, not a path
         data = check_classifier_data(X, y, sample_weight, self.class_weight)
-        record_features(self, X, data)
+        record_features(self, data)
         problem = build_problem(data, estimator_settings(self, [lambd], self.q, self.tol, self.stop,
                                                          self.max_iter))
         if not isinstance(self.probability, (bool, np.bool_)):

@@ -214,7 +214,7 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         qs = check_qvals(self.qvals)
         n_jobs = check_n_jobs(self.n_jobs)
         data = check_classifier_data(X, y, sample_weight, self.class_weight)
-        record_features(self, X, data)
+        record_features(self, data)
         foldid = _foldid(self.cv, X, y, data.n if data.kept is None else data.kept.size, self.random_state)
         if data.kept is not None:
             # fold labels must stay 1..K without gaps
