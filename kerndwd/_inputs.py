@@ -56,9 +56,10 @@ QVAL_RANGE = (1e-4, 1e4)
 # arrays
 # --------------------------------------------------------------------------
 def _check_finite_and_scale(values, name):
-    if not np.isfinite(values).all():
+    # the extremes propagate NaN: two reductions, no temporary array
+    largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
+    if not np.isfinite(largest):
         raise ValueError(f"{name} contains NaN or infinite values")
-    largest = float(np.abs(values).max()) if values.size else 0.0
     if largest > MAX_ABS_X:
         raise ValueError(f"{name} has entries of magnitude up to {largest:.3g}: products of rows overflow double "
                          f"precision above about {MAX_ABS_X:g}; rescale {name} (e.g. standardise its columns)")

@@ -49,6 +49,12 @@ def _slope_and_curvature(b, applied, objective):
     return z.mean(axis=0), d.mean(axis=0)
 
 
+def _slope_tolerance(objective):
+    """Below this slope in the intercept, an intercept is taken as its minimiser."""
+    weights = objective.loss.weights
+    return 1e-14 * (1.0 if weights is None else float(np.mean(weights)))
+
+
 def _best_intercepts(b, applied, objective):
     """The minimisers over the intercept of the (convex) data term, one per
     column, ``theta`` fixed.  Newton's method from the returned intercepts,
@@ -61,8 +67,7 @@ def _best_intercepts(b, applied, objective):
     hi = np.full_like(x, np.inf)
     reach = np.ones_like(x)
     active = np.arange(x.size)
-    weights = objective.loss.weights
-    tol = 1e-14 * (1.0 if weights is None else float(np.mean(weights)))
+    tol = _slope_tolerance(objective)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for _ in range(_MAX_STEPS):
             if active.size == 0:
@@ -74,6 +79,8 @@ def _best_intercepts(b, applied, objective):
             hi_a = np.where(slope > 0, xa, hi_a)
             lo[active], hi[active] = lo_a, hi_a
             done = (np.abs(slope) <= tol) | (hi_a - lo_a <= 1e-15 * np.maximum(1.0, np.abs(xa)))
+            if done.all():
+                break
             newton = xa - slope / np.where(curv > 0, curv, np.nan)
             inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
             bracketed = np.isfinite(lo_a) & np.isfinite(hi_a)
@@ -86,7 +93,7 @@ def _best_intercepts(b, applied, objective):
     return x
 
 
-def objective_gap_bounds(objective, alpha, lambdas):
+def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None):
     """Upper bounds on ``F(alpha_j) - F*`` at ``lambdas[j]``, one per column of
     ``alpha`` (see the module docstring).
 
@@ -97,6 +104,12 @@ def objective_gap_bounds(objective, alpha, lambdas):
     alpha : ndarray, shape (ncoef, L)
         Intercept-first coefficients, one column per lambda.
     lambdas : ndarray, shape (L,)
+    decisions : ndarray, shape (n, L), optional
+        The decision values of the columns, when the caller has them.
+    slopes : ndarray, shape (L,), optional
+        The gradient's intercept component of each column, when the caller has
+        it: a column whose slope is already below rounding is at its best
+        intercept, and the search is skipped.
 
     Returns
     -------
@@ -108,14 +121,18 @@ def objective_gap_bounds(objective, alpha, lambdas):
         return np.zeros(0)
     form = objective.form
     theta = alpha[1:]
-    applied = form.apply(theta).reshape(form.n, -1)
     b = alpha[0].astype(float)
-    b_star = _best_intercepts(b, applied, objective)
+    if decisions is None:
+        applied = form.apply(theta).reshape(form.n, -1)
+    else:
+        applied = decisions - b[None, :]
+    if slopes is not None and (np.abs(slopes) <= _slope_tolerance(objective)).all():
+        b_star = b
+    else:
+        b_star = _best_intercepts(b, applied, objective)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = objective.data_term(b[None, :] + applied)
-        at_best_f = b_star[None, :] + applied
-        at_best = objective.data_term(at_best_f)
-        u = objective.derivative(at_best_f) / form.n
-        dual = form.dual_norm_sq(u, theta, lambdas)
+        at_best, z = objective.data_term_and_derivative(b_star[None, :] + applied)
+        values = at_best if np.array_equal(b_star, b) else objective.data_term(b[None, :] + applied)
+        dual = form.dual_norm_sq(z / form.n, theta, lambdas)
         bound = np.maximum(values - at_best, 0.0) + dual / (4.0 * lambdas)
     return np.where(np.isfinite(bound), bound, np.inf)

@@ -112,6 +112,24 @@ class Objective:
             return self.wy * self.loss.deriv(self.y * f)
         return self._weighted(self.y[:, None] * self.loss.deriv(self._margins(f)))
 
+    def data_term_and_derivative(self, f):
+        """:meth:`data_term` and :meth:`derivative` at once (``V_q`` and ``V_q'``
+        from one power).
+
+        Parameters
+        ----------
+        f : ndarray, shape (n,) or (n, L)
+
+        Returns
+        -------
+        value : float or ndarray of shape (L,)
+        z : ndarray, the shape of ``f``
+        """
+        values, derivs = self.loss.values_and_derivs(self._margins(f))
+        if f.ndim == 1:
+            return float(np.mean(self._weighted(values))), self.wy * derivs
+        return self._weighted(values).mean(axis=0), self._weighted(self.y[:, None] * derivs)
+
     def derivatives_and_curvatures(self, f):
         """``(z, d)``: ``z`` as :meth:`derivative`, and ``d_i = w_i V_q''(y_i f_i)``, the
         data term's (generalized) second derivative in ``f_i``, times ``n``.

@@ -86,13 +86,15 @@ class ExactDesign(Design):
         if self.solves_in_beta(problem):
             if sparse.issparse(X):
                 return LinearCG(SparseLinearForm(X), loss, gam)
+            # one lambda, or weights: a factor per lambda; a path: one eigendecomposition (R's ldwd)
+            factor = loss.weighted or problem.lambdas.size == 1
             if problem.storage == "remote":  # rows on a Dask cluster: see engine/designs/dask.py
                 form = DaskLinearForm(X)
-                if loss.weighted:
+                if factor:
                     return LinearCholesky(form, loss, gam)
                 return LinearEigen(form, loss, gam, gram_eig=cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))
-            if loss.weighted:
-                return LinearCholesky(LinearForm(X), loss, gam)
+            if factor:
+                return LinearCholesky(LinearForm(X) if loss.weighted else DenseLinearForm(X), loss, gam)
             form = DenseLinearForm(X)
             return LinearEigen(form, loss, gam,
                                gram_eig=lambda: cache.memo("gram_eigh", lambda: linalg.eigh(form.gram())))

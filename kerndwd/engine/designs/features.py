@@ -166,7 +166,7 @@ class FeatureDesign(Design):
             form = cache.memo(("feature_form", loss.weighted),
                               lambda: self.feature_form(fmap, problem.X, loss.weighted))
         predictor = FeaturePredictor(fmap, problem.p)
-        if loss.weighted:
+        if loss.weighted or problem.lambdas.size == 1:  # a factor per lambda; a path shares one eigh
             return LinearCholesky(form, loss, gam, predictor)
         gram_eig = lambda: cache.memo("gram_eigh", lambda: linalg.eigh(form.gram()))  # noqa: E731
         return LinearEigen(form, loss, gam, predictor, gram_eig=gram_eig)

@@ -63,8 +63,9 @@ def spd_solver(P, explicit=False):
     if info == 0 and explicit:
         inv, info = lapack.dpotri(factor, lower=False)
         if info == 0:
-            upper = np.triu_indices_from(inv, 1)
-            inv.T[upper] = inv[upper]  # potri fills the upper triangle: mirror it
+            # potri fills the upper triangle; the lower one is the clean factor's zeros: mirror
+            inv = inv + inv.T
+            inv.reshape(-1)[::inv.shape[0] + 1] *= 0.5
             return lambda rhs: inv @ rhs
     if info == 0:
         return lambda rhs: linalg.cho_solve((factor, False), rhs, check_finite=False)
@@ -196,15 +197,19 @@ class LinearEigen(LinearPenalty, Majoriser):
 
 
 class LinearCholesky(LinearPenalty, Majoriser):
-    """Weighted linear DWD: a Cholesky factor of the majoriser per lambda."""
-
-    solver = "wldwd"
+    """Linear DWD with a Cholesky factor of the majoriser per lambda: the weighted
+    solver (R's ``wldwd``), and the unweighted one on a path of a single lambda,
+    where one eigendecomposition of ``Z'Z`` (about ten factorisations' work)
+    would serve no other lambda.  Each lambda's factor is kept, so the
+    one-vs-rest classes fitted at it share it."""
 
     def __init__(self, form, loss, gam, predictor=None):
         self.n, self.ncoef = form.n, form.p + 1
         self.loss = loss
         self.form = form
+        self.solver = "wldwd" if loss.weighted else "ldwd"
         self.predictor = LinearPredictor(form.p) if predictor is None else predictor
+        self._solves = {}
         with np.errstate(over="ignore", invalid="ignore"):
             A = form.gram(loss.weights)
         check_finite_majoriser(A)
@@ -216,9 +221,11 @@ class LinearCholesky(LinearPenalty, Majoriser):
 
     def at_lambda(self, lam):
         n, M, form = self.n, self.loss.lipschitz, self.form
-        P = self.A.copy()
-        P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += 2.0 * n * lam / M
-        solve = spd_solver(P, explicit=True)  # R's explicit inverse, once per lambda
+        solve = self._solves.get(lam)
+        if solve is None:
+            P = self.A.copy()
+            P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += 2.0 * n * lam / M
+            solve = self._solves[lam] = spd_solver(P, explicit=True)  # R's explicit inverse, once per lambda
         penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
         penalty_scale[0] = 0.0
 

@@ -346,7 +346,7 @@ def _solve_path(majoriser, problem, callback):
     lambdas, maxit, eps, step_rule = problem.lambdas, problem.maxit, problem.eps, problem.stop == "step"
     keep_rows = majoriser.form.keep_rows
     npass = np.zeros(len(lambdas), dtype=int)
-    finished, unfinished, ran = [], None, [primary.name]
+    finished, unfinished, ran, decisions = [], None, [primary.name], []
     total, jerr = 0, 0
     it = primary
     it.reset()
@@ -395,12 +395,16 @@ def _solve_path(majoriser, problem, callback):
             unfinished = (alpha, value, grad)
             break
         finished.append((alpha, value, grad))
+        decisions.append(f)
         if it is not primary:  # the next lambda goes back to the first solver, from here
             primary.reset(alpha, keep_rows(f))
             it = primary
     result = PathResult.collect(finished, lambdas, npass, jerr, majoriser.ncoef, unfinished, ran)
-    if step_rule and finished:
-        result.gap_bound = objective_gap_bounds(objective, result.alpha, result.lambdas)
+    if step_rule and finished:  # the decision values each column was evaluated at serve the bound (in memory)
+        in_memory = problem.storage != "remote"
+        result.gap_bound = objective_gap_bounds(
+            objective, result.alpha, result.lambdas, decisions=np.column_stack(decisions) if in_memory else None,
+            slopes=np.array([g[0] for _, _, g in finished]))
     return result
 
 
