@@ -186,7 +186,8 @@ def seconds_per_task_byte(client, tasks=500, payload=100_000):
 
 def client_cost_per_chunk(B, y, reps=20):
     """Seconds of client work per chunk to build a pass's graphs (without sending them)."""
-    from kerndwd.engine.chunked import ChunkedRows, _chunk_layer
+    from kerndwd.engine.chunk_tasks import chunk_layer as _chunk_layer
+    from kerndwd.engine.chunked import ChunkedRows
     from kerndwd.engine.designs.dask import DaskLinearForm, _ztz_block
 
     form = DaskLinearForm(B)

@@ -263,7 +263,7 @@ def test_feature_maps_are_fitted_on_the_client_from_the_rows_they_ask_for(toy_ma
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize("slice_rows", [8192, 16], ids=["whole-chunks", "sliced-chunks"])
 def test_per_pass_products_return_k_plus_one_numbers_and_leave_n_vectors_lazy(slice_rows, monkeypatch):
-    from kerndwd.engine import chunked as distributed_module
+    from kerndwd.engine import chunk_tasks as distributed_module
     from kerndwd.engine.chunked import ChunkedRows
     from kerndwd.engine.designs.dask import DaskLinearForm
     from kerndwd.engine.forms import DenseLinearForm

@@ -40,7 +40,7 @@ def isolated(monkeypatch, tmp_path):
     def no_network(*args, **kwargs):
         raise urllib.error.URLError("network disabled in tests")
 
-    monkeypatch.setattr(datasets, "urlopen", no_network)
+    monkeypatch.setattr(datasets.uci, "urlopen", no_network)
     return tmp_path
 
 
@@ -112,7 +112,7 @@ def test_environment_variable_and_frame_form(isolated, monkeypatch):
 @needs_shared
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_original_uci_file_is_accepted(name, isolated):
-    src = datasets._SOURCES[name]
+    src = datasets.uci._SOURCES[name]
     raw = raw_uci_bytes(name)
     assert hashlib.sha256(raw).hexdigest() == src.raw_sha256
     folder = isolated / "uci"
@@ -147,9 +147,9 @@ def test_download_verifies_converts_and_caches(name, isolated, monkeypatch):
         calls.append(url)
         return FakeResponse(payload_for(name, raw))
 
-    monkeypatch.setattr(datasets, "urlopen", fake_urlopen)
+    monkeypatch.setattr(datasets.uci, "urlopen", fake_urlopen)
     X, y = datasets.load_dataset(name)
-    src = datasets._SOURCES[name]
+    src = datasets.uci._SOURCES[name]
     assert calls == [src.url] and calls[0].startswith("https://archive.ics.uci.edu/")
     cached = isolated / "cache" / "kerndwd" / src.csv_name
     assert hashlib.sha256(cached.read_bytes()).hexdigest() == src.csv_sha256
@@ -163,7 +163,7 @@ def test_download_verifies_converts_and_caches(name, isolated, monkeypatch):
 @needs_shared
 def test_download_with_wrong_hash_is_refused_and_not_cached(isolated, monkeypatch):
     raw = raw_uci_bytes("bupa").replace(b"85,92,45,27,31,0.0,1", b"85,92,45,27,31,0.0,2", 1)
-    monkeypatch.setattr(datasets, "urlopen", lambda url, timeout=None: FakeResponse(raw))
+    monkeypatch.setattr(datasets.uci, "urlopen", lambda url, timeout=None: FakeResponse(raw))
     with pytest.raises(ValueError, match="sha256"):
         datasets.load_bupa()
     assert not (isolated / "cache" / "kerndwd" / "bupa.csv").exists()
@@ -181,7 +181,7 @@ def test_download_false_never_touches_the_network(isolated, monkeypatch):
     def fail(*a, **k):  # pragma: no cover - must not be called
         raise AssertionError("urlopen called")
 
-    monkeypatch.setattr(datasets, "urlopen", fail)
+    monkeypatch.setattr(datasets.uci, "urlopen", fail)
     with pytest.raises(datasets.DatasetNotFoundError, match="download=False"):
         datasets.load_haberman(download=False)
 
