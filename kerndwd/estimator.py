@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
     ) from exc
 
-__all__ = ["DWDClassifier", "CALIBRATION_FOLDS", "estimator_settings", "record_features"]
+__all__ = ["DWDClassifier", "FittedModelFaces", "CALIBRATION_FOLDS", "estimator_settings", "record_features"]
 
 #: Folds of the held-out decision values that ``probability=True`` calibrates on
 #: (fewer when a class has fewer samples).
@@ -95,7 +95,67 @@ def check_new_rows(est, X):
     return rows
 
 
-class DWDClassifier(ClassifierMixin, BaseEstimator):
+class FittedModelFaces:
+    """What both estimators share once fitted: predictions through
+    :attr:`path_` (a :class:`kerndwd._model.DWDModel`), and scikit-learn tags
+    read off the design's capabilities (sparse input where the design takes it)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = takes_sparse(self)
+        return tags
+
+    def decision_function(self, X):
+        """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
+        (n, n_classes) one-vs-rest values otherwise.
+
+        Parameters
+        ----------
+        X : array_like, sparse matrix or Dask collection, shape (n, n_features)
+            Rows to evaluate (sparse only where ``fit`` accepted it).
+
+        Returns
+        -------
+        ndarray, shape (n,) or (n, n_classes)
+            A lazy Dask array for Dask ``X``.
+        """
+        X = check_new_rows(self, X)
+        return self.path_.decision_function(X)
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the decision value is > 0 (two
+        classes, R's rule), else the argmax of the one-vs-rest values.
+
+        Parameters
+        ----------
+        X : array_like, sparse matrix or Dask collection, shape (n, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            Labels from ``classes_`` (a lazy Dask array for Dask ``X``).
+        """
+        X = check_new_rows(self, X)
+        return self.path_.predict(X)
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_proba(self, X):
+        """Class probabilities (``probability=True``): Platt's sigmoid of each
+        binary decision value, fitted on held-out folds at ``fit``; one-vs-rest
+        probabilities are normalised to sum to 1.  Shape (n, n_classes); a lazy
+        Dask array for Dask ``X``."""
+        X = check_new_rows(self, X)
+        return self.path_.predict_proba(X)
+
+    @available_if(lambda self: bool(self.probability))
+    def predict_log_proba(self, X):
+        """``log`` of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     """Distance weighted discrimination at one ``lambda``, as a scikit-learn classifier.
 
     Minimises, for each binary problem,
@@ -307,11 +367,6 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         self.design_options = design_options
         self.probability = probability
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = takes_sparse(self)
-        return tags
-
     def fit(self, X, y, sample_weight=None):
         """Fit the DWD classifier.
 
@@ -412,52 +467,3 @@ class DWDClassifier(ClassifierMixin, BaseEstimator):
         """Platt's offset per binary problem (0: probability 1/2 on the boundary; None without calibration)."""
         platt = self.path_.platt
         return None if platt is None else np.full(self.path_.n_targets, platt[1])
-
-    def decision_function(self, X):
-        """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
-        (n, n_classes) one-vs-rest values otherwise.
-
-        Parameters
-        ----------
-        X : array_like, sparse matrix or Dask collection, shape (n, n_features)
-            Rows to evaluate (sparse only where ``fit`` accepted it).
-
-        Returns
-        -------
-        ndarray, shape (n,) or (n, n_classes)
-            A lazy Dask array for Dask ``X``.
-        """
-        X = check_new_rows(self, X)
-        return self.path_.decision_function(X)
-
-    def predict(self, X):
-        """Class labels: ``classes_[1]`` where the decision value is > 0 (two
-        classes, R's rule), else the argmax of the one-vs-rest values.
-
-        Parameters
-        ----------
-        X : array_like, sparse matrix or Dask collection, shape (n, n_features)
-            Rows to classify.
-
-        Returns
-        -------
-        ndarray, shape (n,)
-            Labels from ``classes_`` (a lazy Dask array for Dask ``X``).
-        """
-        X = check_new_rows(self, X)
-        return self.path_.predict(X)
-
-    @available_if(lambda self: bool(self.probability))
-    def predict_proba(self, X):
-        """Class probabilities (``probability=True``): Platt's sigmoid of each
-        binary decision value, fitted on held-out folds at ``fit``; one-vs-rest
-        probabilities are normalised to sum to 1.  Shape (n, n_classes); a lazy
-        Dask array for Dask ``X``."""
-        X = check_new_rows(self, X)
-        return self.path_.predict_proba(X)
-
-    @available_if(lambda self: bool(self.probability))
-    def predict_log_proba(self, X):
-        """``log`` of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))

@@ -20,12 +20,11 @@ from ._warnings import warn_folds
 from .engine import FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
-from .estimator import DWDClassifier, check_new_rows, estimator_settings, record_features, takes_sparse
+from .estimator import DWDClassifier, FittedModelFaces, estimator_settings, record_features
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
     from sklearn.model_selection import check_cv
-    from sklearn.utils._available_if import available_if
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
@@ -62,7 +61,7 @@ def _foldid(cv, X, y, n, random_state):
     return foldid
 
 
-class DWDClassifierCV(ClassifierMixin, BaseEstimator):
+class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
     """DWD with lambda (and optionally q) chosen by path cross-validation.
 
     For each ``q`` in ``qvals``, :func:`kerndwd.cv` fits one warm-started
@@ -166,11 +165,6 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
         self.design_options = design_options
         self.probability = probability
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = takes_sparse(self)
-        return tags
-
     def _estimator(self, lam, q):
         return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
@@ -267,47 +261,3 @@ class DWDClassifierCV(ClassifierMixin, BaseEstimator):
     def intercept_(self):
         return self.best_estimator_.intercept_
 
-    def decision_function(self, X):
-        """Decision values of :attr:`best_estimator_`.
-
-        Parameters
-        ----------
-        X : array_like, shape (n, n_features)
-            Rows to evaluate.
-
-        Returns
-        -------
-        ndarray, shape (n,) or (n, n_classes)
-            As :meth:`DWDClassifier.decision_function`.
-        """
-        X = check_new_rows(self, X)
-        return self.path_.decision_function(X)
-
-    def predict(self, X):
-        """Class labels from :attr:`best_estimator_`.
-
-        Parameters
-        ----------
-        X : array_like, shape (n, n_features)
-            Rows to classify.
-
-        Returns
-        -------
-        ndarray, shape (n,)
-            Labels from ``classes_``.
-        """
-        X = check_new_rows(self, X)
-        return self.path_.predict(X)
-
-    @available_if(lambda self: bool(self.probability))
-    def predict_proba(self, X):
-        """Class probabilities of :attr:`best_estimator_` (``probability=True``),
-        calibrated on the cross-validation's held-out decision values."""
-        X = check_new_rows(self, X)
-        return self.path_.predict_proba(X)
-
-    @available_if(lambda self: bool(self.probability))
-    def predict_log_proba(self, X):
-        """``log`` of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))

@@ -40,31 +40,8 @@ class MMIteration(Iteration):
     name = "mm"
     capabilities = SolverCapabilities(stop_rules=STOP_RULES, storage=STORAGE_KINDS, momentum=True)
 
-    def __init__(self, majoriser, problem, objective):
-        super().__init__(majoriser, problem, objective)
-        self.coord = self.f = None
-
-    def reset(self, alpha=None, f=None):
-        self.coord = self.majoriser.start(alpha)
-        if alpha is None:
-            self.f = np.zeros_like(self.problem.y, dtype=float)  # chunked like y when the rows are remote
-        else:
-            self.f = self.majoriser.form.keep_rows(f)
-
-    def alpha(self):
-        return self.majoriser.to_alpha(self.coord)
-
-    def snapshot(self):
-        return self.coord.copy()
-
-    def alpha_of(self, snapshot):
-        return self.majoriser.to_alpha(snapshot)
-
-    def value(self, lam):
-        return self.objective.value(self.f, self.majoriser.penalty_at(self.coord, self.f), lam)
-
-    def refresh(self, f):
-        self.f = f  # the next pass steps from here (momentum restarts with every run)
+    def penalty(self):
+        return self.majoriser.penalty_at(self.coord, self.f)
 
     def run(self, l, lam, remaining, callback):
         majoriser, objective, problem = self.majoriser, self.objective, self.problem

@@ -125,35 +125,16 @@ class NewtonIteration(Iteration):
                                       fallback="mm")
 
     def __init__(self, majoriser, problem, objective):
-        super().__init__(majoriser, problem, objective)
-        self.system = majoriser.newton_system()
+        system = majoriser.newton_system()
+        super().__init__(majoriser, problem, objective, space=system)
+        self.system = system
         loss, n = majoriser.loss, majoriser.n
         w_n = (np.ones(n) if loss.weights is None else loss.weights) / n
         self.curvature_bound = loss.lipschitz * max(float(w_n.max()), np.finfo(float).tiny)
         self.damping = LM_START
-        self.x = self.f = None
-        self._must_step = False
 
-    def reset(self, alpha=None, f=None):
-        self.x = self.system.start(alpha)
-        self.f = np.zeros(self.majoriser.n) if alpha is None else np.asarray(f, dtype=float)
-        self._must_step = False
-
-    def alpha(self):
-        return self.system.to_alpha(self.x)
-
-    def snapshot(self):
-        return self.x.copy()
-
-    def alpha_of(self, snapshot):
-        return self.system.to_alpha(snapshot)
-
-    def value(self, lam):
-        return self.objective.value(self.f, self.system.penalty(self.x), lam)
-
-    def refresh(self, f):
-        self.f = np.asarray(f, dtype=float)
-        self._must_step = True
+    def penalty(self):
+        return self.system.penalty(self.coord)
 
     def _state(self, x, f, lam):
         """``(z, d, g)``: the data term's first and second derivatives in ``f`` (over
@@ -171,7 +152,7 @@ class NewtonIteration(Iteration):
         metric = system.scale.copy()  # the diagonal of the majoriser's Hessian (divided by n)
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
         inv_metric = np.divide(1.0, metric, out=np.zeros_like(metric), where=metric > 0.0)
-        x, f = self.x, self.f
+        x, f = self.coord, self.f
         pen = system.penalty(x)
         F = objective.value(f, pen, lam)
         z, d, g = self._state(x, f, lam)
@@ -190,7 +171,7 @@ class NewtonIteration(Iteration):
                 F = objective.value(f, pen, lam)
                 z, d, g = self._state(x, f, lam)
                 if callback is not None:
-                    self.x, self.f = x, f
+                    self.coord, self.f = x, f
                     callback(Step(l, lam, "stationary", f, self))
                 continue
             if gnorm <= eps and not self._must_step:
@@ -223,10 +204,10 @@ class NewtonIteration(Iteration):
             f = f + t * df
             z, d, g = self._state(x, f, lam)
             if callback is not None:
-                self.x, self.f = x, f
+                self.coord, self.f = x, f
                 callback(Step(l, lam, "newton", f, self))
             if passes > remaining:
                 status = BUDGET
                 break
-        self.x, self.f = x, f
+        self.coord, self.f = x, f
         return status, passes

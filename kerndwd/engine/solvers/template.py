@@ -149,12 +149,16 @@ class Iteration(ABC):
     name = "?"
     capabilities = SolverCapabilities()
 
-    def __init__(self, majoriser, problem, objective):
+    def __init__(self, majoriser, problem, objective, space=None):
         self.majoriser = majoriser
         self.problem = problem
         self.objective = objective
+        #: the coordinates iterated in: an object with ``start(alpha)`` and
+        #: ``to_alpha(coord)`` (the majoriser, or a Newton system)
+        self.space = majoriser if space is None else space
+        self.coord = self.f = None
+        self._must_step = False
 
-    @abstractmethod
     def reset(self, alpha=None, f=None):
         """Start from zero, or from intercept-first ``alpha`` whose decision
         values are ``f``.
@@ -164,16 +168,32 @@ class Iteration(ABC):
         alpha : ndarray, shape (ncoef,), optional
         f : ndarray, shape (n,), optional
         """
+        self.coord = self.space.start(alpha)
+        if alpha is None:
+            self.f = np.zeros_like(self.problem.y, dtype=float)  # chunked like y when the rows are remote
+        else:
+            self.f = self.majoriser.form.keep_rows(f)
+        self._must_step = False
 
-    @abstractmethod
     def alpha(self):
-        """Intercept-first coefficients of the current point (a copy)."""
+        """Intercept-first coefficients of the current point (a copy).
 
-    @abstractmethod
+        Returns
+        -------
+        ndarray, shape (ncoef,)
+        """
+        return self.space.to_alpha(self.coord)
+
     def snapshot(self):
-        """The current point, kept aside (see :meth:`alpha_of`)."""
+        """The current point, kept aside (see :meth:`alpha_of`).
 
-    @abstractmethod
+        Returns
+        -------
+        ndarray
+            A copy of the coordinates.
+        """
+        return self.coord.copy()
+
     def alpha_of(self, snapshot):
         """Intercept-first coefficients of a point kept by :meth:`snapshot`.
 
@@ -186,8 +206,12 @@ class Iteration(ABC):
         -------
         ndarray, shape (ncoef,)
         """
+        return self.space.to_alpha(snapshot)
 
     @abstractmethod
+    def penalty(self):
+        """``||f||^2`` at the current point."""
+
     def value(self, lam):
         """``F`` at the current point, from the running decision values.
 
@@ -199,8 +223,8 @@ class Iteration(ABC):
         -------
         float
         """
+        return self.objective.value(self.f, self.penalty(), lam)
 
-    @abstractmethod
     def refresh(self, f):
         """Replace the running decision values by ``f``, recomputed from the
         coefficients; the next :meth:`run` takes at least one step before it
@@ -210,6 +234,8 @@ class Iteration(ABC):
         ----------
         f : ndarray, shape (n,)
         """
+        self.f = f
+        self._must_step = True
 
     @abstractmethod
     def run(self, l, lam, remaining, callback):
