@@ -56,6 +56,10 @@ towards the representer point ``-z / (2 n lambda)``, and where ``K`` is
 singular (the linear kernel with ``n > p``) most of ``d`` lies in its null
 space, where nothing in ``f`` bounds the coefficient; a coefficient outside
 ``[0, 1]`` multiplied that null part sweep after sweep until it overflowed.
+The coefficient of the previous sweep's moves is held in ``[-1, 1]`` for the
+same reason: those moves carry a null-space part of their own, and a larger
+coefficient grew it until the rounding of ``K r`` (with ``r`` as large as
+that part) held the gradient norm above ``1e-8``.
 The gradient along ``v`` is formed as ``v_0 sum(z) + (K v_alpha)'
 r``, which, unlike ``z'Z v + 2 n lambda alpha'K v``, loses nothing to
 cancellation near the optimum (the block steps use ``K_I' r`` for the same
@@ -282,6 +286,7 @@ class BlockCoordinateKernel(Majoriser):
 
     solver = "bcd"
     needs_decisions = True
+    pass_name = "sweeps"
 
     def __init__(self, kern, X, loss, gam, block_size=DEFAULT_BLOCK_SIZE, random_state=None):
         n = X.shape[0]
@@ -413,6 +418,12 @@ class BlockCoordinateKernel(Majoriser):
             # in [0, 1] keeps alpha between the two, where K is singular along directions
             # that change nothing in f (and so have no curvature to bound the coefficient)
             coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
+        if k > 2 and keep[2] and abs(coef[2]) > 1.0:
+            # the previous sweep's moves carry their part in K's null space along,
+            # which nothing in f bounds: a coefficient above one in size multiplies it
+            coef = _minimise(curvature, gradient, keep, scale, fixed=(2, np.clip(coef[2], -1.0, 1.0)))
+            if keep[1] and not 0.0 <= coef[1] <= 1.0:
+                coef[1] = min(max(coef[1], 0.0), 1.0)
         decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
         if not np.isfinite(coef).all() or decrease <= 0.0:
             return False  # rounding: no descent guaranteed
