@@ -34,7 +34,7 @@ from .engine.chunked import ChunkedRows, is_dask_collection
 from .kernels import Kernel, kernel_from_spec, rbfdot, sigest
 
 __all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
-           "check_qvals", "check_n_jobs", "check_kernel", "check_positive_sequence", "Data", "Settings",
+           "check_qvals", "check_n_jobs", "check_flag", "check_kernel", "check_positive_sequence", "Data", "Settings",
            "KernelSpec", "build_problem", "check_classifier_data", "seed_of", "MAX_ABS_X", "MAX_LAMBDA", "QVAL_RANGE", "KERNELS"]
 
 #: Largest magnitude accepted in X: inner products of rows (p terms of up to
@@ -284,6 +284,13 @@ def check_n_jobs(n_jobs):
     if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores), got {n_jobs!r}")
     return int(n_jobs)
+
+
+def check_flag(value, name):
+    """``value`` as a bool: True or False (numpy's included), else ``TypeError`` naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_kernel(kern, name="kern"):

@@ -20,6 +20,7 @@ from . import _predict
 from ._warnings import DIVERGED_WHY, DWDConvergenceWarning
 from .calibration import fit_platt
 from .engine import build_majoriser, jerr_diverged, run_path
+from .engine.progress import current as current_progress
 
 __all__ = ["DWDModel", "fit_targets"]
 
@@ -132,6 +133,7 @@ def fit_targets(problem, targets, cache):
     DWDModel
     """
     majoriser = build_majoriser(problem, cache)
+    monitor = current_progress()
     cols, n_iter, kkt, obj = [], [], [], []
     for y_pm in targets:
         res = run_path(majoriser, problem.with_labels(y_pm))
@@ -151,4 +153,6 @@ def fit_targets(problem, targets, cache):
         obj.append(value)
         kkt.append(grad_norm)
         n_iter.append(int(res.npass[0]))
+        if monitor is not None:
+            monitor.advance()
     return DWDModel(np.column_stack(cols), problem, majoriser, np.array(n_iter), np.array(kkt), np.array(obj))

@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from ._inputs import Settings, build_problem, check_data, check_n_jobs, check_qvals
+from ._inputs import Settings, build_problem, check_data, check_flag, check_n_jobs, check_qvals
 from ._rnames import RNamed
 from ._warnings import warn_folds
 from .engine import GAM_TUNE, FactorCache
@@ -326,7 +326,7 @@ def _cv_result(problem, predmat, jerr, foldid, q):
 # public entry points
 # --------------------------------------------------------------------------
 def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.0, eps=None,
-       maxit=100000, stop=None, random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
+       maxit=100000, stop=None, random_state=None, n_jobs=None, progress=False, method=None, approx=None,
        solver=None, **design_options):
     """K-fold cross-validation of the DWD path, as ``cv.kerndwd`` in R.
 
@@ -374,8 +374,9 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     n_jobs : int, optional
         Folds fitted in parallel with joblib (``-1``: all cores).  The
         results do not depend on it.
-    verbose : bool, default False
-        Show a progress bar over the folds (needs ``tqdm``).
+    progress : bool, default False
+        Show the folds done (with ``n_jobs=1`` also each fold's passes and
+        gradient norm), with ``tqdm`` when installed.
     method, approx, solver, **design_options
         The path solver (``"newton"`` needs ``stop="kkt"``; default: Newton
         with ``stop="kkt"``, MM with ``stop="step"``), and a kernel
@@ -445,12 +446,12 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state,
                                     approx=approx, solver=solver, design_options=design_options, method=method)
     predmat, jerr = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], [problem.y], n_jobs=n_jobs,
-                                           verbose=verbose, desc="cv folds")
+                                           progress=check_flag(progress, "progress"), desc="cv folds")
     return _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
 
 
 def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=None, *, eps=None,
-         maxit=100000, stop=None, random_state=None, n_jobs=None, verbose=False, method=None, approx=None,
+         maxit=100000, stop=None, random_state=None, n_jobs=None, progress=False, method=None, approx=None,
          solver=None, **design_options):
     """Choose lambda and q together by cross-validation, as ``tunedwd`` in R.
 
@@ -473,8 +474,8 @@ def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=
         Loss exponents to compare, each ``> 0``.
     n_jobs : int, optional
         Folds run in parallel with joblib (each fits every q); results do not depend on it.
-    verbose : bool, default False
-        Progress bar over the folds (needs ``tqdm``).
+    progress : bool, default False
+        As in :func:`cv`.
     method, approx, solver, **design_options
         As in :func:`cv`.
 
@@ -517,6 +518,6 @@ def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=
                                     random_state, gam=GAM_TUNE, linear_rule="tunedwd", approx=approx,
                                     solver=solver, design_options=design_options, method=method)
     predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
-                                           verbose=verbose, desc="tune folds")
+                                           progress=check_flag(progress, "progress"), desc="tune folds")
     cvres = [_cv_result(problem, predmat[iq, 0], jerr[iq, 0], foldid, q) for iq, q in enumerate(qs)]
     return TuneResult(qvals=qs, cvres=cvres, foldid=foldid, lambdas=problem.lambdas)

@@ -22,12 +22,13 @@ import warnings
 
 import numpy as np
 
-from ._inputs import KernelSpec, Settings, build_problem, check_classifier_data, check_matrix, seed_of
+from ._inputs import KernelSpec, Settings, build_problem, check_classifier_data, check_flag, check_matrix, seed_of
 from ._model import fit_targets
 from ._scalars import check_real
 from .engine import FactorCache, make_design
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
+from .engine.progress import Progress, reporting
 from .kernels import rbfdot, vanilladot
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
@@ -233,6 +234,10 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     design_options : dict or None, default None
         Further options of the ``approx`` or ``solver`` design, e.g.
         ``{"dtype": "float32", "landmarks": "kmeans++"}``.
+    progress : bool, default False
+        Show the binary problems done, the passes and the gradient norm while
+        fitting (with ``tqdm`` when installed), and the feature chunks or the
+        Dask tasks where the design has them.
     probability : bool, default False
         Enable :meth:`predict_proba`: at ``fit``, decision values of every
         sample are also computed by a model that did not see it (stratified
@@ -347,7 +352,8 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
 
     def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
                  class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None, method=None,
-                 approx=None, n_components=None, solver=None, design_options=None, probability=False):
+                 approx=None, n_components=None, solver=None, design_options=None, probability=False,
+                 progress=False):
         self.lambd = lambd
         self.q = q
         self.kernel = kernel
@@ -366,6 +372,7 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.design_options = design_options
         self.probability = probability
+        self.progress = progress
 
     def fit(self, X, y, sample_weight=None):
         """Fit the DWD classifier.
@@ -404,9 +411,11 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
             raise ValueError("probability=True calibrates on held-out folds of the rows, which a Dask X keeps on "
                              "the cluster; fit with probability=False, or calibrate on a sample in memory")
         cache = FactorCache(problem.X, problem.kern)
-        self.path_ = fit_targets(problem, data.targets, cache)
-        if self.probability:
-            self._calibrate(problem, data, cache)
+        show = check_flag(self.progress, "progress")
+        with reporting(Progress(type(self).__name__, total=len(data.targets), unit="class") if show else None):
+            self.path_ = fit_targets(problem, data.targets, cache)
+            if self.probability:
+                self._calibrate(problem, data, cache)
         self._publish()
         return self
 

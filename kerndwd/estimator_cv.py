@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from ._inputs import build_problem, check_classifier_data, check_lambdas, check_n_jobs, check_qvals, seed_of
+from ._inputs import build_problem, check_classifier_data, check_flag, check_lambdas, check_n_jobs, check_qvals, seed_of
 from ._warnings import warn_folds
 from .engine import FactorCache
 from .engine import crossval as core
@@ -104,6 +104,8 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         ``cv_stop="step"`` and the refit by Newton under ``stop="kkt"``.
     n_jobs : int, optional
         Folds in parallel (joblib); results do not depend on it.
+    progress : bool, default False
+        Show the folds done and then the refit (see :class:`DWDClassifier`).
 
     Attributes
     ----------
@@ -140,7 +142,8 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
     def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
                  max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, method=None,
-                 approx=None, n_components=None, solver=None, design_options=None, probability=False):
+                 approx=None, n_components=None, solver=None, design_options=None, probability=False,
+                 progress=False):
         self.lambdas = lambdas
         self.qvals = qvals
         self.kernel = kernel
@@ -164,13 +167,15 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.design_options = design_options
         self.probability = probability
+        self.progress = progress
 
     def _estimator(self, lam, q):
         return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
                              stop=self.stop, max_iter=self.max_iter, random_state=self.random_state,
                              method=self.method, approx=self.approx, n_components=self.n_components,
-                             solver=self.solver, design_options=self.design_options, probability=False)
+                             solver=self.solver, design_options=self.design_options, probability=False,
+                             progress=self.progress)
 
     def fit(self, X, y, sample_weight=None):
         """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self.
@@ -224,7 +229,9 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         problem = build_problem(data, estimator_settings(self, lambdas, qs[0], self.cv_tol, self.cv_stop,
                                                          self.max_iter, names={"eps": "cv_tol", "stop": "cv_stop"}))
         predmat, jerr = core.heldout_decisions(problem, FactorCache(problem.X, problem.kern), foldid, qs,
-                                               list(data.targets), n_jobs=n_jobs)
+                                               list(data.targets), n_jobs=n_jobs,
+                                               progress=check_flag(self.progress, "progress"),
+                                               desc=f"{type(self).__name__} folds")
         cvm = np.empty((qs.size, lambdas.size))
         cvsd = np.empty((qs.size, lambdas.size))
         for iq, q in enumerate(qs):

@@ -8,13 +8,14 @@ import warnings
 import numpy as np
 
 from . import _predict
-from ._inputs import Settings, build_problem, check_data, check_positive_sequence
+from ._inputs import Settings, build_problem, check_data, check_flag, check_positive_sequence
 from ._rnames import RNamed
 from ._warnings import gap_words, warn_far_from_optimal, warn_not_converged
 from .engine import fit_path
 from .cv import CVResult
 from .engine.certify import GAP_WARNING
 from .engine.chunked import is_dask_collection, require_dask
+from .engine.progress import Progress, reporting
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -280,7 +281,7 @@ class DWDPath(RNamed):
 
 
 def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=None, maxit=100000, *,
-        random_state=None, stop=None, accelerate=None, method=None, approx=None, solver=None,
+        random_state=None, stop=None, accelerate=None, method=None, approx=None, solver=None, progress=False,
         **design_options):
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
@@ -365,6 +366,11 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=None, maxit=100000
         ``random_state`` seeds it (see ``docs/solvers.md``).
     solver : str, optional
         A registered solver of the exact kernel; default R's choice.
+    progress : bool, default False
+        Show the lambdas done, the passes and the gradient norm while the
+        path is fitted (with ``tqdm`` when installed; plain lines on standard
+        error otherwise), and the feature chunks formed or the Dask tasks run
+        where the design has them.
     **design_options
         Options of the ``approx`` or ``solver`` design.
 
@@ -390,7 +396,10 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=None, maxit=100000
     settings = Settings(lambdas=lambdas, kern=kern, qval=qval, eps=eps, maxit=maxit, stop=stop,
                         accelerate=accelerate, method=method, approx=approx, solver=solver,
                         design_options=design_options, random_state=random_state)
-    return fit_problem(build_problem(check_data(X, y, wt), settings))
+    show = check_flag(progress, "progress")
+    problem = build_problem(check_data(X, y, wt), settings)
+    with reporting(Progress("fit") if show else None):
+        return fit_problem(problem)
 
 
 def fit_problem(problem, cache=None, warn=True):

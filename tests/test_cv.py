@@ -297,21 +297,32 @@ def test_fit_args_refit_on_all_data():
     assert path.qval == 2.0 and path.lambda_.tolist() == [res.lambda_1se]
 
 
-def test_string_labels_and_progress_bar(capsys):
+def test_string_labels_and_progress_bar(monkeypatch, capsys):
+    monkeypatch.setattr("kerndwd.engine.progress.MIN_INTERVAL", 0.0)  # a quick cv shows nothing otherwise
     X, y = small_data(n=30)
     labels = np.where(y > 0, "yes", "no")
-    res = kerndwd.cv(X, labels, LAMS, kern=kerndwd.vanilladot(), nfolds=3, random_state=0, verbose=True)
+    res = kerndwd.cv(X, labels, LAMS, kern=kerndwd.vanilladot(), nfolds=3, random_state=0, progress=True)
     ref = kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), nfolds=3, random_state=0)
     np.testing.assert_array_equal(res.cvm, ref.cvm)
     err = capsys.readouterr().err
     assert "cv folds" in err and "3/3" in err
 
 
-def test_missing_optional_dependencies_give_clear_errors(monkeypatch):
+def test_progress_without_tqdm_writes_plain_lines(monkeypatch, capsys):
     X, y = small_data(n=30)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    with pytest.raises(ImportError, match="needs tqdm"):
-        kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), nfolds=3, verbose=True)
+    monkeypatch.setattr("kerndwd.engine.progress.MIN_INTERVAL", 0.0)
+    res = kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), nfolds=3, random_state=0, progress=True)
+    ref = kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), nfolds=3, random_state=0)
+    np.testing.assert_array_equal(res.cvm, ref.cvm)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1].startswith("cv folds: fold 3/3")
+    with pytest.raises(TypeError, match="progress must be True or False"):
+        kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), nfolds=3, progress="yes")
+
+
+def test_missing_optional_dependencies_give_clear_errors(monkeypatch):
+    X, y = small_data(n=30)
     monkeypatch.setitem(sys.modules, "joblib", None)
     with pytest.raises(ImportError, match="joblib"):
         kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), nfolds=3, n_jobs=2)

@@ -18,6 +18,8 @@ import uuid
 
 import numpy as np
 
+from .progress import current as current_progress
+
 __all__ = ["is_dask_collection", "require_dask", "Stored", "row_chunks", "chunk_layer", "persist_unoptimised",
            "leaf_arrays", "chunk_graph", "reduce_rows", "fresh_name", "as_float", "sum_and_count_block",
            "DASK_EXTRA", "SLICE_ROWS", "REDUCE_FAN_IN"]
@@ -332,6 +334,10 @@ def reduce_rows(fn, exprs, leaves, chunks, prefix="reduce"):
             dsk[(tree, level, j)] = (_add_partials, *group)
             keys.append((tree, level, j))
     graph = chunk_graph(tree, dsk, dependencies, None if pending else inputs, chunk_layer=name)
-    return np.asarray(Delayed(tree, graph).compute(optimize_graph=False), dtype=float)
+    out = np.asarray(Delayed(tree, graph).compute(optimize_graph=False), dtype=float)
+    monitor = current_progress()
+    if monitor is not None:
+        monitor.tasks_run(len(dsk) + (len(chunks) if pending else 0))
+    return out
 
 

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .designs import build_majoriser
+from .progress import Progress, reporting
 from .solvers import run_path
 
 __all__ = ["MIN_FOLDS", "draw_foldid", "check_nfolds", "check_foldid", "fold_rows", "heldout_decisions",
@@ -120,20 +121,7 @@ def _fit_fold(problem, cache, train, test, qs, targets):
     return out
 
 
-def _progress(total, desc, verbose):
-    if not verbose:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        raise ImportError(
-            "verbose=True shows a progress bar and needs tqdm: pip install tqdm "
-            "(or pip install 'kerndwd[progress]')"
-        ) from None
-    return tqdm(total=total, desc=desc, unit="fold")
-
-
-def _run(tasks, n_jobs, bar):
+def _run(tasks, n_jobs, monitor):
     """``_fit_fold(*args)`` for each task, in order, optionally in parallel with
     joblib; the results never depend on ``n_jobs``."""
     if n_jobs == 1:
@@ -150,12 +138,12 @@ def _run(tasks, n_jobs, bar):
     results = []
     for res in gen:
         results.append(res)
-        if bar is not None:
-            bar.update(1)
+        if monitor is not None:
+            monitor.advance()
     return results
 
 
-def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, verbose=False, desc="cv folds"):
+def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, progress=False, desc="cv folds"):
     """Cross-validated decision values.
 
     Parameters
@@ -171,6 +159,13 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, verbose=
     targets : list of ndarray, shape (n,)
         +-1 labels of each binary problem (one for binary DWD; one per class
         for one-vs-rest).
+    n_jobs : int
+        Folds in parallel (joblib); the numbers do not depend on it.
+    progress : bool
+        Show the folds done (and, with ``n_jobs=1``, each fold's passes):
+        :class:`kerndwd.engine.progress.Progress`.
+    desc : str
+        What the progress line calls the work.
 
     Returns
     -------
@@ -182,12 +177,8 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, verbose=
     folds = fold_rows(foldid, targets)
     problem.design.prepare(problem, cache, folds)
     tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
-    bar = _progress(len(tasks), desc, verbose)
-    try:
-        results = _run(tasks, n_jobs, bar)
-    finally:
-        if bar is not None:
-            bar.close()
+    with reporting(Progress(desc, total=len(tasks), unit="fold") if progress else None) as monitor:
+        results = _run(tasks, n_jobs, monitor)
     n, nlam = problem.n, problem.lambdas.size
     predmat = np.full((len(qs), len(targets), n, nlam), np.nan)
     jerr = np.zeros((len(qs), len(targets), len(folds)), dtype=int)

@@ -45,6 +45,7 @@ from ..forms import BLOCK_ELEMENTS, DenseLinearForm, FeatureMatrixForm, LinearFo
 from ..kernel_checks import check_kernel_diagonal, kernel_diagonal
 from ..majorisers.linear import LinearCholesky, LinearEigen
 from ..predictors import FeaturePredictor
+from ..progress import current as current_progress
 from .base import Design, register_design
 from .dask import DaskLinearForm, dask_feature_matrix, map_input
 
@@ -235,8 +236,12 @@ class _StoredFeatureDesign(FeatureDesign):
         n, m = X.shape[0], fmap.n_components
         rows = self.chunk_size or max(1, BLOCK_ELEMENTS // max(m, X.shape[1]))
         Phi = np.empty((n, m), dtype=self.dtype)
-        for start, stop in row_blocks(n, rows):
+        blocks = row_blocks(n, rows)
+        monitor = current_progress()
+        for k, (start, stop) in enumerate(blocks, start=1):
             Phi[start:stop] = fmap.transform(X[start:stop])
+            if monitor is not None:
+                monitor.chunks_formed(k, len(blocks))
         return FeatureMatrixForm(Phi)
 
 

@@ -69,6 +69,9 @@ class Majoriser(ABC):
     #: values at ``coord`` and the labels (``step_fn(z, coord, f=f, y=y)``):
     #: a step made of several moves that each re-evaluate the loss
     needs_decisions: bool = False
+    #: What one pass of the step function is called where progress is shown
+    #: (:mod:`kerndwd.engine.progress`)
+    pass_name: str = "passes"
 
     def start(self, alpha=None) -> np.ndarray:
         """The coordinates a path starts from: zero, or those of the

@@ -33,6 +33,7 @@ whose fallback also lives inside the template.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
@@ -41,6 +42,7 @@ import numpy as np
 from ..capabilities import SolverCapabilities
 from ..certify import objective_gap_bounds
 from ..objective import Objective
+from ..progress import current as current_progress
 from ..results import PathResult, all_finite, climbed, diverged_jerr
 
 __all__ = ["Iteration", "Step", "run_path", "solve_path", "register_solver", "solver_names", "solver_capabilities",
@@ -368,6 +370,10 @@ def _solve_path(majoriser, problem, callback):
         raise ValueError(f"method={problem.method!r} implements stop in {list(rules)}, got stop={problem.stop!r}")
     objective = Objective(majoriser.form, problem.y, majoriser.loss)
     primary = solvers[problem.method](majoriser, problem, objective)
+    monitor = current_progress()
+    if monitor is not None:  # what a long fit shows (engine/progress.py); nothing is added without it
+        monitor.path_started(len(problem.lambdas), primary.name, majoriser.pass_name)
+        live, slow = _counting(monitor, callback), True
     fallback = None
     lambdas, maxit, eps, step_rule = problem.lambdas, problem.maxit, problem.eps, problem.stop == "step"
     keep_rows = majoriser.form.keep_rows
@@ -380,9 +386,13 @@ def _solve_path(majoriser, problem, callback):
         start, start_value = it.snapshot(), it.value(lam)
         limit = maxit - total
         used = 0
+        if monitor is not None:  # passes counted as they go only where a lambda is slow to show
+            began = time.perf_counter()
         while True:
-            status, passes = it.run(l, lam, limit - used, callback)
+            status, passes = it.run(l, lam, limit - used, live if monitor is not None and slow else callback)
             used += passes
+            if monitor is not None:
+                monitor.passes_done(passes)
             if status == CONVERGED:
                 alpha = it.alpha()
                 f, value, grad = objective.evaluate(alpha, lam)
@@ -422,6 +432,9 @@ def _solve_path(majoriser, problem, callback):
             break
         finished.append((alpha, value, grad))
         decisions.append(f)
+        if monitor is not None:
+            monitor.lambda_done(l, lam, used, float(np.sqrt(grad @ grad)))
+            slow = time.perf_counter() - began > _SLOW_LAMBDA
         if it is not primary:  # the next lambda goes back to the first solver, from here
             primary.reset(alpha, keep_rows(f))
             it = primary
@@ -432,6 +445,29 @@ def _solve_path(majoriser, problem, callback):
             objective, result.alpha, result.lambdas, decisions=np.column_stack(decisions) if in_memory else None,
             slopes=np.array([g[0] for _, _, g in finished]))
     return result
+
+
+#: Seconds a lambda takes for the next one's passes to be counted as they go
+#: (a fast lambda's count, shown when it ends, is enough; a slow one, BCD at a
+#: small lambda, is watched pass by pass)
+_SLOW_LAMBDA = 0.01
+
+
+def _counting(monitor, callback, every=32):
+    """``callback`` (or nothing), with the moves counted as passes for
+    ``monitor`` in batches of ``every`` (a call of the monitor costs more than
+    a pass of a small fit; the template settles the count after each run)."""
+    moves = [0]
+
+    def count(step):
+        if step.kind != "stationary":
+            moves[0] += 1
+            if moves[0] == every:
+                monitor.passes(every)
+                moves[0] = 0
+        if callback is not None:
+            callback(step)
+    return count
 
 
 def run_path(majoriser, problem, callback=None):
