@@ -38,7 +38,7 @@ from kerndwd.engine.majorisers import LinearPenalty, Majoriser
 from kerndwd.engine.forms import DenseLinearForm
 
 from .common import FIT_CASES, R_RECORDED, R_RECORDED_SOURCE, Report, r_package_status, ratio, seconds
-from ._report import median_seconds
+from ._shared import median_seconds
 
 #: cases of R's recording first, then the ones beside them
 CASES = ["linear-1lam-100", "linear-1lam-0.01", "linear-path5", "linear-path5-weighted", "rbf200-path100",
