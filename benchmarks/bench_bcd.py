@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bench_engine import circle
+from ._shared import circle
 
 ROOT = Path(__file__).resolve().parent.parent
 
