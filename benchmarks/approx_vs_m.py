@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _cases
+from . import _shared
 
 MODULE = "benchmarks.approx_vs_m"
 LAMBDAS = 10.0 ** np.linspace(0, -7, 10)
@@ -39,9 +39,9 @@ def _fit_and_score(X, y, Xv, yv, Xt, yt, **fit_args):
     start = time.perf_counter()
     path = kerndwd.fit(X, y, LAMBDAS, stop="kkt", eps=EPS, **fit_args)
     fit_s = time.perf_counter() - start
-    val = _cases.error_rates(path.predict(Xv), yv)
-    best = _cases.choose_on_validation(val)
-    test = _cases.error_rates(path.predict(Xt, lambdas=[LAMBDAS[best]]), yt)[0]
+    val = _shared.error_rates(path.predict(Xv), yv)
+    best = _shared.choose_on_validation(val)
+    test = _shared.error_rates(path.predict(Xt, lambdas=[LAMBDAS[best]]), yt)[0]
     fmap = getattr(path.predictor, "feature_map", None)
     return dict(fit_s=fit_s, npass=int(path.npass.sum()), lambda_best=float(LAMBDAS[best]),
                 val_error=float(val[best]), test_error=float(test),
@@ -82,16 +82,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import kerndwd
-    from vignettes import command_line, machine_description
 
-    out_dir = _cases.OUTPUT_DIR if args.out is None else Path(args.out)
+    out_dir = _shared.OUTPUT if args.out is None else Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    X, y = _cases.training_rows(args.n)
-    Xv, yv = _cases.held_out_rows(N_VALIDATION, _cases.VALIDATION_SEED)
-    Xt, yt = _cases.held_out_rows(N_TEST, _cases.TEST_SEED)
-    bayes, bayes_se = _cases.mixture().bayes_error(200_000, random_state=_cases.BAYES_SEED)
-    sigma = kerndwd.sigest(_cases.training_rows(10_000)[0], random_state=0)
+    X, y = _shared.training_rows(args.n)
+    Xv, yv = _shared.held_out_rows(N_VALIDATION, _shared.VALIDATION_SEED)
+    Xt, yt = _shared.held_out_rows(N_TEST, _shared.TEST_SEED)
+    bayes, bayes_se = _shared.mixture().bayes_error(200_000, random_state=_shared.BAYES_SEED)
+    sigma = kerndwd.sigest(_shared.training_rows(10_000)[0], random_state=0)
     kern = kerndwd.rbfdot(sigma)
     exact = _fit_and_score(X, y, Xv, yv, Xt, yt, kern=kern)
     print(f"exact: {exact}", flush=True)
@@ -108,8 +107,8 @@ def main(argv=None):
     lines = [
         "# Tu et al.'s Figure 2 for DWD: test error against the number of features",
         "",
-        f"- Command: `{command_line(MODULE, argv)}`",
-        f"- Machine: {machine_description()}; run took {total / 60:.1f} min.",
+        f"- Command: `{_shared.command_line(MODULE, argv)}`",
+        f"- Machine: {_shared.machine_description()}; run took {total / 60:.1f} min.",
         f"- Data: Figure 1's mixture, n = {args.n} training rows, {N_VALIDATION} validation rows (lambda "
         f"chosen there), {N_TEST} test rows. Bayes error {bayes:.4f} (Monte Carlo, se {bayes_se:.4f}).",
         f"- Kernel `rbfdot(sigma={sigma:.4f})`; lambdas 10^seq(0, -7, length=10); `stop=\"kkt\"`, eps = {EPS:g}; "

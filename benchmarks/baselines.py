@@ -48,9 +48,8 @@ import numpy as np
 
 import kerndwd
 
-from .common import (FIT_CASES, R_RECORDED, TABLE1_LAMBDAS, Report, r_package_status, ratio, seconds, svm_cost,
-                     table1)
-from ._report import median_seconds
+from ._shared import (FIT_CASES, R_RECORDED, TABLE1_LAMBDAS, Report, median_seconds, r_package_status, ratio, seconds,
+                      svm_cost, table1)
 
 EXAMPLES = (1, 2, 3, 4)
 RBF_CASES = ("rbf200-path100", "rbf200-path100-weighted", "rbf1000-path10", "rbf1000-path10-weighted",

@@ -40,8 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -49,9 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bench_engine import circle
-
-ROOT = Path(__file__).resolve().parent.parent
+from ._shared import OUTPUT, ROOT, circle, command_line, machine_description
 
 #: the objective gap both solvers are timed to
 GAP = 1e-6
@@ -189,24 +185,6 @@ def time_to_gap(result, target):
 # --------------------------------------------------------------------------
 # report
 # --------------------------------------------------------------------------
-def machine_line():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            names = [line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    try:
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    except (ValueError, OSError, AttributeError):
-        mem = float("nan")
-    import scipy
-
-    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, scipy {scipy.__version__}")
-
-
 def fmt(value, spec=".1f"):
     return "-" if value is None else format(value, spec)
 
@@ -250,7 +228,7 @@ def main(argv=None):
     ap.add_argument("--block-size", type=int, default=None, help="BCD block size (default: the solver's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=5400.0, help="seconds per case")
-    ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "output")
+    ap.add_argument("--out-dir", type=Path, default=OUTPUT)
     ap.add_argument("--ablation-n", type=int, default=2000, help="n of the block-size and global-step tables (0: skip)")
     ap.add_argument("--cost-n", type=int, default=20000, help="n of the per-sweep cost table (0: skip)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -264,9 +242,9 @@ def main(argv=None):
     from kerndwd.engine.majorisers.blocks import DEFAULT_BLOCK_SIZE
 
     block = DEFAULT_BLOCK_SIZE if args.block_size is None else args.block_size
-    command = " ".join(["python -m benchmarks.bench_bcd", *(argv if argv is not None else sys.argv[1:])])
+    command = command_line("benchmarks.bench_bcd", argv)
     floor = import_floor_mib()
-    print(f"machine: {machine_line()}\nimport-only peak memory: {floor:.0f} MiB", flush=True)
+    print(f"machine: {machine_description()}\nimport-only peak memory: {floor:.0f} MiB", flush=True)
     rows = []
     for n in args.sizes:
         base = {"n": n, "lam": args.lam, "seed": args.seed, "block_size": block, "eps": EPS_REFERENCE}
@@ -311,7 +289,7 @@ def main(argv=None):
         "",
         f"Command: `{command}`",
         "",
-        f"Machine: {machine_line()}.",
+        f"Machine: {machine_description()}.",
         "",
         f"Data: circle data (x standard normal in 2-D, y = +1 where |x|^2 + 0.4 N(0,1) > 1.4), seed {args.seed}; "
         f"rbfdot(sigma = 1), q = 1, lambda = {args.lam:g} (a single lambda, from a zero start). "

@@ -25,15 +25,13 @@ The Parquet files are deleted when it ends.  A timing script, not a test.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-from ._dask_common import OUTPUT, gib, machine, memory_series, peak_rss, timed_mm, two_gaussians, write_report
-
-COMMAND = "python3 -m benchmarks.bench_dask_parquet"
+from ._shared import (OUTPUT, command_line, gib, machine_description, memory_series, peak_rss, timed_mm, two_gaussians,
+                      write_markdown)
 
 
 def write_parquet(folder, n, d, partitions, seed):
@@ -78,7 +76,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n, d = int(args.rows), args.cols
     lambdas = 10.0 ** np.linspace(0, -7, 10)
-    command = COMMAND + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
+    command = command_line("benchmarks.bench_dask_parquet", argv)
     record = {}
     with tempfile.TemporaryDirectory(prefix="kerndwd-parquet-") as folder, \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -105,7 +103,7 @@ def main(argv=None):
     lines = [
         "# Dask: a 10-lambda linear DWD path on Parquet files, 2-worker LocalCluster",
         "",
-        f"Machine: {machine()}.",
+        f"Machine: {machine_description('dask', 'distributed')}.",
         f"Command: `{command}` (run under `flock -x /tmp/kerndwd-cpu.lock`).",
         "",
         f"Data: n = {n:,} rows, d = {d} columns of two Gaussian classes (means 1 apart in five coordinates), "
@@ -155,7 +153,7 @@ def main(argv=None):
         "",
         "![memory per worker](dask_parquet.png)",
     ]
-    _plot(series, limit_bytes, write_report(lines, args.out))
+    _plot(series, limit_bytes, write_markdown(lines, args.out).with_suffix(".png"))
 
 
 def _parse_bytes(text):

@@ -44,14 +44,11 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 import time
 
 import numpy as np
 
-from ._dask_common import OUTPUT, machine, traffic, traffic_delta, write_report
-
-COMMAND = "python3 -m benchmarks.bench_dask_scaling"
+from ._shared import OUTPUT, command_line, machine_description, traffic, traffic_delta, write_markdown
 
 
 class RBFLandmarkFeatures:
@@ -240,7 +237,7 @@ def main(argv=None):
     parser.add_argument("--passes", type=int, default=12)
     parser.add_argument("--out", default=str(OUTPUT / "dask_scaling.md"))
     args = parser.parse_args(argv)
-    command = COMMAND + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
+    command = command_line("benchmarks.bench_dask_scaling", argv)
     R, r, d, m = int(args.rows_per_worker), args.chunk_rows, args.cols, args.features
     Rf, rf = int(args.feature_rows_per_worker), args.feature_chunk_rows
     measured = {}
@@ -296,7 +293,7 @@ def main(argv=None):
     lines = [
         "# Dask: time per MM pass against workers at a fixed number of rows per worker (a model)",
         "",
-        f"Machine: {machine()}.",
+        f"Machine: {machine_description('dask', 'distributed')}.",
         f"Command: `{command}` (run under `flock -x /tmp/kerndwd-cpu.lock`).",
         "",
         "Measured on LocalClusters of 1 and 2 worker processes (1 thread each) on this machine:",
@@ -359,7 +356,7 @@ def main(argv=None):
         "",
         "![time per pass against workers](dask_scaling.png)",
     ]
-    _plot(Ws, curves, measured, cases, write_report(lines, args.out))
+    _plot(Ws, curves, measured, cases, write_markdown(lines, args.out).with_suffix(".png"))
 
 
 def _plot(Ws, curves, measured, cases, png):

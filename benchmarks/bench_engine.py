@@ -19,15 +19,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+try:
+    from ._shared import ROOT, circle, machine_description, median_seconds, table1
+except ImportError:  # loaded by path, outside the package (see _in_subprocess): its neighbour is loaded likewise
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location("benchmarks_shared", Path(__file__).with_name("_shared.py"))
+    _shared = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_shared)
+    ROOT, circle, machine_description, median_seconds, table1 = (
+        _shared.ROOT, _shared.circle, _shared.machine_description, _shared.median_seconds, _shared.table1)
 
 #: name -> (description, builder); the builder returns a zero-argument call
 #: and the data it needs is generated once, from a fixed seed.
@@ -39,22 +46,6 @@ def case(name, description):
         CASES[name] = (description, builder)
         return builder
     return register
-
-
-def table1(example=1, seed=1):
-    """Table 1's data set ``example`` (n = 500, p = 50), drawn from ``seed``."""
-    from kerndwd import datasets
-
-    return datasets.make_table1_example(example, random_state=seed)
-
-
-def circle(n, seed):
-    """R's timing data: ``x`` standard normal in 2-D, ``y = +1`` where
-    ``|x|^2 + 0.4 N(0, 1) > 1.4``, else -1."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
-    y = np.where((X**2).sum(axis=1) + 0.4 * rng.standard_normal(n) > 1.4, 1.0, -1.0)
-    return X, y
 
 
 def _lin_single(lam):
@@ -136,14 +127,8 @@ def time_case(name, reps):
     """Median seconds of ``reps`` calls of one case with the ``kerndwd`` on sys.path."""
     import kerndwd
 
-    call = CASES[name][1](kerndwd)
-    passes = _passes(call())  # warm-up, and the iterate count
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return {"case": name, "median": float(np.median(times)), "passes": passes}
+    median, result = median_seconds(CASES[name][1](kerndwd), reps)  # after a warm-up call
+    return {"case": name, "median": median, "passes": _passes(result)}
 
 
 def _in_subprocess(tree, name, reps):
@@ -165,8 +150,7 @@ def main(argv=None):
     ap.add_argument("--cases", nargs="*", default=list(CASES), help="subset of case names")
     ap.add_argument("--out", type=Path, help="also write the Markdown table here")
     args = ap.parse_args(argv)
-    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-             f"Python {platform.python_version()}, numpy {np.__version__}; medians of {args.reps} calls.", ""]
+    lines = [f"Machine: {machine_description()}; medians of {args.reps} calls.", ""]
     if args.baseline:
         lines += [f"Baseline: `{args.baseline}`; ratio = baseline / current (above 1: current is faster).", "",
                   "| case | what | current (s) | passes | baseline (s) | passes | ratio |",

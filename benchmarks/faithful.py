@@ -37,8 +37,7 @@ from kerndwd.engine import Problem, run_path
 from kerndwd.engine.majorisers import LinearPenalty, Majoriser
 from kerndwd.engine.forms import DenseLinearForm
 
-from .common import FIT_CASES, R_RECORDED, R_RECORDED_SOURCE, Report, r_package_status, ratio, seconds
-from ._report import median_seconds
+from ._shared import FIT_CASES, R_RECORDED, R_RECORDED_SOURCE, Report, median_seconds, r_package_status, ratio, seconds
 
 #: cases of R's recording first, then the ones beside them
 CASES = ["linear-1lam-100", "linear-1lam-0.01", "linear-path5", "linear-path5-weighted", "rbf200-path100",

@@ -35,9 +35,8 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from ._shared import ROOT, median_seconds, write_report
 
 #: DWDLargeR's recorded seconds, (n, p) -> s (one BLAS thread, same kind of data and machine)
 DWDLARGER_SECONDS = {(100_000, 100): 8.5, (1_000_000, 100): 63.5, (1_000_000, 20): 40.4}
@@ -68,8 +67,6 @@ def worker(n, p, repeat):
 
     import kerndwd
     from reference.cone import remark4_c
-
-    from ._report import median_seconds
 
     X, y = gaussian_classes(n, p)
     vanilla = kerndwd.vanilladot()
@@ -154,8 +151,6 @@ def main(argv=None):
         print(f"n={n} p={p}: ours {r['single_s']:.2f} s ({r['single_iter']} it), path {r['path_s']:.2f} s, "
               f"MM {r['mm_s']:.2f} s ({r['mm_passes']} passes)", flush=True)
     lines, met = markdown(rows, args.repeat)
-    from ._report import write_report
-
     return write_report("large_linear", "Large linear DWD, exact at lambda = 1e-12, one BLAS thread", lines, met,
                         argv, time.perf_counter() - start, args.out, threads="one BLAS thread")
 

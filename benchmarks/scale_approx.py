@@ -45,7 +45,7 @@ import warnings
 
 import numpy as np
 
-from . import _cases
+from . import _shared
 
 MODULE = "benchmarks.scale_approx"
 LAMBDAS = 10.0 ** np.linspace(0, -7, 10)
@@ -87,9 +87,9 @@ def _dwd_case(spec):
     import kerndwd
     from kerndwd.engine import features
 
-    X, y = _cases.training_rows(spec["n"], spec.get("train_seed", _cases.TRAIN_SEED))
-    Xv, yv = _cases.held_out_rows(N_HELD_OUT, _cases.VALIDATION_SEED)
-    Xt, yt = _cases.held_out_rows(N_HELD_OUT, _cases.TEST_SEED)
+    X, y = _shared.training_rows(spec["n"], spec.get("train_seed", _shared.TRAIN_SEED))
+    Xv, yv = _shared.held_out_rows(N_HELD_OUT, _shared.VALIDATION_SEED)
+    Xt, yt = _shared.held_out_rows(N_HELD_OUT, _shared.TEST_SEED)
     spent = {"map": 0.0, "features": 0.0}
     design_cls = features.NystroemDesign if spec["approx"] == "nystroem" else features.FourierDesign
 
@@ -108,11 +108,11 @@ def _dwd_case(spec):
                        n_components=spec["m"], random_state=SEED, stop="kkt", eps=spec["eps"], dtype=spec["dtype"])
     fit_s = time.perf_counter() - start
     start = time.perf_counter()
-    val = _cases.error_rates(path.predict(Xv), yv)
+    val = _shared.error_rates(path.predict(Xv), yv)
     test_labels = path.predict(Xt)
-    test = _cases.error_rates(test_labels, yt)
+    test = _shared.error_rates(test_labels, yt)
     predict_s = time.perf_counter() - start
-    best = _cases.choose_on_validation(val)
+    best = _shared.choose_on_validation(val)
     fmap = path.predictor.feature_map
     return dict(spec, fit_s=fit_s, map_s=spent["map"], features_s=spent["features"], predict_s=predict_s,
                 solve_s=fit_s - spent["map"] - spent["features"], npass=int(path.npass.sum()),
@@ -129,9 +129,9 @@ def _sklearn_case(spec):
     from sklearn.kernel_approximation import Nystroem
     from sklearn.svm import LinearSVC
 
-    X, y = _cases.training_rows(spec["n"], spec.get("train_seed", _cases.TRAIN_SEED))
-    Xv, yv = _cases.held_out_rows(N_HELD_OUT, _cases.VALIDATION_SEED)
-    Xt, yt = _cases.held_out_rows(N_HELD_OUT, _cases.TEST_SEED)
+    X, y = _shared.training_rows(spec["n"], spec.get("train_seed", _shared.TRAIN_SEED))
+    Xv, yv = _shared.held_out_rows(N_HELD_OUT, _shared.VALIDATION_SEED)
+    Xt, yt = _shared.held_out_rows(N_HELD_OUT, _shared.TEST_SEED)
     n, m = X.shape[0], spec["m"]
     # the landmarks NystroemDesign(random_state=SEED) draws
     rows = uniform_landmarks(X, kerndwd.rbfdot(spec["sigma"]), m, np.random.default_rng(SEED))
@@ -155,15 +155,15 @@ def _sklearn_case(spec):
         labels.append(clf.predict(Ft))
         test.append(float(np.mean(labels[-1] != yt)))
         predict_s += time.perf_counter() - start
-    best = _cases.choose_on_validation(val)
+    best = _shared.choose_on_validation(val)
     extra = {}
     if spec.get("dwd_on_features"):
         # DWD itself (the linear kernel) on scikit-learn's features: separates the
         # features from the loss in a difference of test errors
         own = kerndwd.fit(F, y, LAMBDAS, kern=kerndwd.vanilladot(), stop="kkt", eps=spec["eps"])
-        own_val = _cases.error_rates(own.predict(Fv), yv)
-        own_test = _cases.error_rates(own.predict(Ft), yt)
-        extra["dwd_on_features_error"] = float(own_test[_cases.choose_on_validation(own_val)])
+        own_val = _shared.error_rates(own.predict(Fv), yv)
+        own_test = _shared.error_rates(own.predict(Ft), yt)
+        extra["dwd_on_features_error"] = float(own_test[_shared.choose_on_validation(own_val)])
     return dict(spec, **extra, fit_s=features_s + sum(fits), features_s=features_s, map_s=0.0, solve_s=sum(fits),
                 fit_per_C=fits, unconverged=unconverged, predict_s=predict_s, n_features=m, val=val, test=test,
                 best=best, lambda_best=float(LAMBDAS[best]), test_error=float(test[best]),
@@ -172,7 +172,7 @@ def _sklearn_case(spec):
 
 def worker(spec):
     result = _sklearn_case(spec) if spec["kind"] == "sklearn" else _dwd_case(spec)
-    _cases.write_result(spec, result)
+    _shared.write_result(spec, result)
 
 
 # --------------------------------------------------------------------------
@@ -336,16 +336,15 @@ def main(argv=None):
 
     import kerndwd
     from kerndwd import datasets
-    from vignettes import command_line, machine_description
 
-    out_dir = _cases.OUTPUT_DIR if args.out is None else __import__("pathlib").Path(args.out)
+    out_dir = _shared.OUTPUT if args.out is None else __import__("pathlib").Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    model = _cases.mixture()
-    bayes_mc, bayes_se = model.bayes_error(200_000, random_state=_cases.BAYES_SEED)
-    Xt, yt = _cases.held_out_rows(N_HELD_OUT, _cases.TEST_SEED)
+    model = _shared.mixture()
+    bayes_mc, bayes_se = model.bayes_error(200_000, random_state=_shared.BAYES_SEED)
+    Xt, yt = _shared.held_out_rows(N_HELD_OUT, _shared.TEST_SEED)
     bayes_test = float(np.mean(model.bayes_rule(Xt) != yt))
-    sigma = kerndwd.sigest(_cases.training_rows(10_000)[0], random_state=0)
+    sigma = kerndwd.sigest(_shared.training_rows(10_000)[0], random_state=0)
     sizes = sorted(int(v) for v in args.sizes)
     specs = []  # every DWD case first, then scikit-learn's (much slower per case)
     for n in sizes:
@@ -374,7 +373,7 @@ def main(argv=None):
             results.append(dict(same[0], reused=True))
             continue
         print(f"running {spec}", file=sys.stderr, flush=True)
-        r = _cases.run_case(MODULE, spec, args.timeout)
+        r = _shared.run_case(MODULE, spec, args.timeout)
         print(f"  -> {({k: v for k, v in r.items() if k not in ('val', 'test', 'fit_per_C', 'test_labels')})}", file=sys.stderr,
               flush=True)
         results.append(r)
@@ -400,9 +399,9 @@ def main(argv=None):
                          f"at eps = {EPS:g}; largest change of the test error over the 10 lambdas "
                          f"{np.abs(np.subtract(r['test'], b['test'])).max():.4f}, at the chosen lambda "
                          f"{r['test_error']:.4f} against {b['test_error']:.4f}.")
-    info = dict(command=command_line(MODULE, argv), machine=machine_description(), total_s=0.0, sigma=sigma,
-                bayes_mc=bayes_mc, bayes_se=bayes_se, bayes_paper=datasets.PAPER_BAYES_ERROR, bayes_test=bayes_test,
-                notes=notes)
+    info = dict(command=_shared.command_line(MODULE, argv), machine=_shared.machine_description(), total_s=0.0,
+                sigma=sigma, bayes_mc=bayes_mc, bayes_se=bayes_se, bayes_paper=datasets.PAPER_BAYES_ERROR,
+                bayes_test=bayes_test, notes=notes)
     if any(r.get("reused") for r in results):
         notes.append(f"- {sum(bool(r.get('reused')) for r in results)} of the {len(results)} cases were measured "
                      f"by an earlier, interrupted run of the same script on this machine and kept ({args.reuse}); "

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from . import _cases
+from . import _shared
 from . import scale_approx as sa
 
 MODULE = "benchmarks.scale_approx"
@@ -44,23 +44,22 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import kerndwd
-    from vignettes import command_line, machine_description
 
-    out_dir = _cases.OUTPUT_DIR if args.out is None else __import__("pathlib").Path(args.out)
+    out_dir = _shared.OUTPUT if args.out is None else __import__("pathlib").Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     n, m = int(args.n), args.m
-    Xt, yt = _cases.held_out_rows(sa.N_HELD_OUT, _cases.TEST_SEED)
-    sigma = kerndwd.sigest(_cases.training_rows(10_000)[0], random_state=0)
+    Xt, yt = _shared.held_out_rows(sa.N_HELD_OUT, _shared.TEST_SEED)
+    sigma = kerndwd.sigest(_shared.training_rows(10_000)[0], random_state=0)
     rows = []
     for k in range(args.draws):
-        seed = _cases.TRAIN_SEED + k
+        seed = _shared.TRAIN_SEED + k
         pair = {}
         for kind in ("dwd", "sklearn"):
             spec = dict(kind=kind, approx="nystroem", n=n, m=m, dtype="float64", sigma=sigma, eps=sa.EPS,
                         train_seed=seed, dwd_on_features=args.dwd_on_features)
             print(f"running {spec}", file=sys.stderr, flush=True)
-            r = _cases.run_case(MODULE, spec, args.timeout)
+            r = _shared.run_case(MODULE, spec, args.timeout)
             if "error" in r:
                 raise SystemExit(f"case {spec} failed: {r['error']}")
             pair[kind] = r
@@ -84,8 +83,8 @@ def main(argv=None):
     lines = [
         "# Nystrom DWD against Nystroem + LinearSVC over independent training draws",
         "",
-        f"- Command: `{command_line('benchmarks.scale_paired', argv)}`",
-        f"- Machine: {machine_description()}; run took {(time.perf_counter() - started) / 60:.1f} min.",
+        f"- Command: `{_shared.command_line('benchmarks.scale_paired', argv)}`",
+        f"- Machine: {_shared.machine_description()}; run took {(time.perf_counter() - started) / 60:.1f} min.",
         f"- n = {n} training rows of Figure 1's mixture per draw (training seeds {rows[0]['seed']} to "
         f"{rows[-1]['seed']}), m = {m} uniform landmarks shared by both methods (checked by digest), the same "
         f"{sa.N_HELD_OUT} validation and {sa.N_HELD_OUT} test rows; `rbfdot(sigma={sigma:.4f})`; lambdas "

@@ -36,7 +36,7 @@ import numpy as np
 import kerndwd
 from kerndwd import datasets
 
-from ._report import median_seconds, write_report
+from ._shared import median_seconds, write_report
 
 LAMBDAS = (0.01, 0.1, 1.0, 10.0, 100.0)
 EXAMPLES = (1, 2, 3, 4)

@@ -29,20 +29,12 @@ import numpy as np
 
 import kerndwd
 
-from ._report import write_report
+from ._shared import circle, write_report
 
 LAMBDAS = 10.0 ** np.linspace(1, -3, 10)
 SEEDS = {1000: 1300, 2000: 2300}
 CRITERION = 1.2
 EPS = 1e-8
-
-
-def circle(n, seed):
-    """The circle data of the R timings."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
-    y = np.where((X ** 2).sum(axis=1) + 0.4 * rng.standard_normal(n) > 1.4, 1, -1)
-    return X, y
 
 
 def fits(X, y):
