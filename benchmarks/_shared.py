@@ -496,13 +496,14 @@ def memory_series(client):
 
 @contextmanager
 def timed_mm(record, client=None):
-    """Time every run of the MM loop (and the cluster's traffic over it) while
-    the block runs: ``record`` gets ``seconds``, ``passes`` and ``traffic``."""
+    """Time every run of the path-solver template (and the cluster's traffic
+    over it) while the block runs: ``record`` gets ``seconds``, ``passes`` and
+    ``traffic``."""
     from unittest import mock
 
-    from kerndwd.engine import loop
+    from kerndwd.engine.solvers import template
 
-    original = loop._METHODS["mm"]
+    original = template.solve_path
 
     def wrapper(majoriser, problem, callback=None):
         if client is not None:
@@ -524,5 +525,5 @@ def timed_mm(record, client=None):
                 tally[k] = tally.get(k, 0) + v
         return result
 
-    with mock.patch.dict(loop._METHODS, {"mm": wrapper}):
+    with mock.patch.object(template, "solve_path", wrapper):
         yield record

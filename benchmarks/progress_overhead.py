@@ -23,7 +23,7 @@ import numpy as np
 
 import kerndwd
 
-from ._report import write_report
+from ._shared import write_report
 
 LIMIT = 1.02  #: what the issue allows: at most 2% slower with progress shown
 
