@@ -25,6 +25,7 @@ from .kernels import (
 from .loss import conditional_probability, dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
 from .path import DWDPath, fit, predict
 from .plot import plot_cv, plot_path
+from .engine.threads import threads
 
 
 def __getattr__(name):
@@ -73,6 +74,7 @@ __all__ = [
     "rbfdot",
     "sigest",
     "splinedot",
+    "threads",
     "tune",
     "vanilladot",
 ]

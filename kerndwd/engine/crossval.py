@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .designs import build_majoriser
+from .threads import blas_threads
 from .progress import Progress, reporting
 from .solvers import run_path
 
@@ -175,7 +176,8 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, progress
     jerr : ndarray of int, shape (len(qs), len(targets), nfolds)
     """
     folds = fold_rows(foldid, targets)
-    problem.design.prepare(problem, cache, folds)
+    with blas_threads(problem.design.blas_flops(problem)):
+        problem.design.prepare(problem, cache, folds)
     tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
     with reporting(Progress(desc, total=len(tasks), unit="fold") if progress else None) as monitor:
         results = _run(tasks, n_jobs, monitor)

@@ -115,6 +115,22 @@ class Design(ABC):
         """
         return self.declared
 
+    def blas_flops(self, problem) -> float:
+        """Floating point operations of the largest dense BLAS-3 call a fit of
+        ``problem`` makes (a rough count): below
+        :data:`kerndwd.engine.threads.PARALLEL_FLOPS` it runs on one BLAS
+        thread.  The base class says 0: nothing that a second thread speeds up.
+
+        Parameters
+        ----------
+        problem : Problem
+
+        Returns
+        -------
+        float
+        """
+        return 0.0
+
     def prepare(self, problem, cache, folds):
         """Work the folds of a cross-validation share, done once before they are
         dispatched (possibly to other processes); ``folds`` is a list of

@@ -77,6 +77,13 @@ class ExactDesign(Design):
         strict = problem.loss.weighted or problem.linear_rule == "tunedwd"
         return n > problem.p if strict else n >= problem.p
 
+    def blas_flops(self, problem):
+        if problem.storage == "remote":
+            return 0.0  # the client solves (p + 1) systems; the workers set their own threads
+        if self.solves_in_beta(problem):
+            return 2.0 * problem.n * problem.p ** 2  # the Gram matrix Z'Z
+        return 10.0 * problem.n ** 3  # the eigendecomposition (or Cholesky factor) of K
+
     def prepare(self, problem, cache, folds):
         if any(not self.solves_in_beta(problem, train.size) for train, _ in folds):
             cache.kernel_matrix()

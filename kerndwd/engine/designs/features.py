@@ -221,6 +221,12 @@ class _StoredFeatureDesign(FeatureDesign):
     def model_seed(self):
         return self.seed
 
+    def blas_flops(self, problem):
+        if problem.storage == "remote":
+            return 0.0  # the client solves (m + 1) systems; the workers set their own threads
+        m = self.components(problem.n)
+        return 2.0 * problem.n * m * max(m, problem.p)  # the features (n x p by p x m) and their Gram (n m^2)
+
     def components(self, n):
         """The number of features to fit on ``n`` rows."""
         return DEFAULT_N_COMPONENTS if self.n_components is None else self.n_components
