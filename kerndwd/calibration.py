@@ -25,8 +25,12 @@ __all__ = ["fit_platt", "platt_probability"]
 #: Newton iterations and the smallest step of the line search.
 _MAX_ITER = 100
 _MIN_STEP = 1e-10
-#: Newton stops when the gradient's largest entry falls below this.
+#: Newton stops when the gradient's largest entry falls below this (or, at
+#: the rounding limit, when a full step no longer lowers it).
 _GRAD_TOL = 1e-10
+#: Relative rounding of the objective (a sum of n terms): a predicted
+#: decrease below this share of it cannot be seen by comparing values.
+_ROUNDING = 1e-12
 
 
 def _objective(a, b, f, t):
@@ -93,6 +97,20 @@ def fit_platt(f, y, centred=False):
             step = np.array([-g[0] / H[0, 0], 0.0])
         else:
             step = -np.linalg.solve(H, g)
+        if -(g @ step) <= _ROUNDING * max(abs(value), 1.0):
+            # the full step's predicted decrease is below the objective's
+            # rounding, so comparing objective values cannot accept it (the
+            # line search would halve down to _MIN_STEP and stop with a
+            # gradient far above _GRAD_TOL); this close to the optimum
+            # Newton's full step is safe, judged by the gradient it leaves
+            na, nb = a + step[0], b + step[1]
+            p = 0.5 * (1.0 + np.tanh(-0.5 * (na * f + nb)))
+            d1 = t - p
+            g_new = np.array([f @ d1, 0.0 if centred else d1.sum()])
+            if np.abs(g_new).max() >= np.abs(g).max():
+                break
+            a, b, value = na, nb, _objective(na, nb, f, t)
+            continue
         s = 1.0
         while s >= _MIN_STEP:
             na, nb = a + s * step[0], b + s * step[1]

@@ -566,6 +566,12 @@ def sigest(x, random_state=None) -> float:
     d2 = np.sum((arr[i] - arr[j]) ** 2, axis=1)
     d2 = d2[d2 != 0]
     if d2.size == 0:
-        raise ValueError("sigest: all sampled pairs of rows are identical; give sigma explicitly")
+        if (arr == arr[0]).all():
+            raise ValueError("sigest: all rows of x are identical, so no distance is non-zero; give sigma explicitly")
+        # the rows differ, but each of the m pairs (drawn with replacement)
+        # paired rows that are equal, e.g. a row with itself
+        raise ValueError(f"sigest: each of the {m} sampled pair(s) of rows has distance 0 (pairs are drawn with "
+                         "replacement, so a row can be paired with itself), although x has distinct rows; give "
+                         "sigma explicitly or another random_state")
     q90, q10 = np.quantile(d2, [0.9, 0.1])
     return float(np.mean([1.0 / q90, 1.0 / q10]))

@@ -404,3 +404,41 @@ def test_one_budget_across_the_hand_over():
     assert path.jerr == -1 and int(path.npass.sum()) == 301
 
 
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_a_spent_max_iter_keeps_a_last_iterate_better_than_zero(weighted):
+    """``DWDClassifier(max_iter=2)`` warns that the last iterate is kept, and
+    keeps it: not the all-zero starting model.  Its decision values are
+    non-zero and its objective, computed here from the loss's definition
+    (``V_q(u) = 1 - u`` up to the knot ``q/(q+1)``, ``q^q / ((q+1)^(q+1) u^q)``
+    beyond), lies below the objective of zero coefficients, which is
+    ``V_q(0) = 1``."""
+    pytest.importorskip("sklearn")
+    from kerndwd import DWDClassifier
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((80, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(80) > 0, "pos", "neg")
+    s = rng.uniform(0.5, 2.0, 80) if weighted else np.ones(80)
+    lambd, q = 0.01, 1.0
+    with pytest.warns(kerndwd.DWDConvergenceWarning, match="the last iterate is kept"):
+        est = DWDClassifier(lambd=lambd, max_iter=2).fit(X, y, sample_weight=s if weighted else None)
+    assert est.n_iter_[0] == 3  # the pass past the budget is taken, then reported (R's count)
+    beta, b0 = est.coef_[0], float(est.intercept_[0])
+    f = est.decision_function(X)
+    np.testing.assert_allclose(f, b0 + X @ beta, rtol=1e-12, atol=1e-12)
+    assert np.abs(f).min() > 0.0 and np.abs(beta).max() > 1e-3
+
+    def objective(b0, beta):
+        u = np.where(y == est.classes_[1], 1.0, -1.0) * (b0 + X @ beta)
+        knot = q / (q + 1.0)
+        V = np.where(u <= knot, 1.0 - u, q ** q / (q + 1.0) ** (q + 1.0) / np.maximum(u, knot) ** q)
+        return float(s @ V / s.sum() + lambd * beta @ beta)
+
+    at_zero = objective(0.0, np.zeros(3))
+    assert at_zero == pytest.approx(1.0, rel=1e-15)
+    kept = objective(b0, beta)
+    assert kept < at_zero - 0.1  # two Newton steps lower F well below its start
+    assert est.objective_[0] == pytest.approx(kept, rel=1e-10)  # and the estimator reports that point
+    assert est.kkt_[0] > 1e-10  # it really is unfinished

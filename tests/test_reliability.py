@@ -7,7 +7,9 @@ silently wrong (NaN predictions, dropped classes, clamped lambdas), state
 shared with the caller, and the first contact with the package.
 """
 
+import os
 import pickle
+import re
 import subprocess
 import sys
 import tracemalloc
@@ -280,10 +282,26 @@ def test_estimator_probabilities_agree_with_its_labels():
 # first contact
 # --------------------------------------------------------------------------
 def test_module_help_prints_usage_and_runs_nothing():
-    out = subprocess.run([sys.executable, "-m", "kerndwd", "--help"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0
-    assert out.stdout.startswith("usage: python -m kerndwd")
-    assert "lambda" not in out.stdout.split("options:")[0].lower() or "DWDPath" not in out.stdout
+    # a wide terminal, so that argparse keeps the usage on one line
+    env = {**os.environ, "COLUMNS": "200"}
+    out = subprocess.run([sys.executable, "-m", "kerndwd", "--help"], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert out.returncode == 0 and out.stderr == ""
+    lines = out.stdout.splitlines()
+    assert lines[0] == "usage: python -m kerndwd [-h] [--n N] [--sigma SIGMA] [--q Q] [--seed SEED]"
+    # the options of kerndwd/__main__.py, each with its help text
+    options = {
+        r"-h, --help": "show this help message and exit",
+        r"--n N": "number of simulated points (default 200)",
+        r"--sigma SIGMA": "rbfdot's sigma (default 1)",
+        r"--q Q": "the loss exponent q > 0 (default 1)",
+        r"--seed SEED": "seed of the simulated data (default 0)",
+    }
+    for flag, text in options.items():
+        assert any(re.fullmatch(rf"\s+{re.escape(flag)}\s+{re.escape(text)}", line) for line in lines), flag
+    # the description, and nothing of the demo: no intro, no path, no table
+    assert "a first DWD fit on simulated data" in out.stdout
+    assert "DWDPath" not in out.stdout and "training error" not in out.stdout and "MM passes" not in out.stdout
 
 
 def test_demo_explains_the_gradient_norm(capsys):
