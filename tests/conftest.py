@@ -6,6 +6,9 @@ Two profiles are registered and one is chosen with the environment variable
 * ``ci``  -- derandomized (the same examples on every run and machine), no
   example database, no per-example deadline, a modest number of examples;
   this is what the default ``python3 -m pytest`` run uses.
+* ``random`` -- random examples without a database, drawn from the seed
+  given by ``--hypothesis-seed`` (``.ci/random_properties.py`` picks one,
+  prints it, and runs the property tests with it until its time is up);
 * ``dev`` -- random examples, many more of them, and hypothesis' local
   example database so that a counterexample found once is replayed first on
   the next run: ``HYPOTHESIS_PROFILE=dev python3 -m pytest tests/test_properties_*.py``.
@@ -30,6 +33,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
+    "random",
+    derandomize=False,
+    database=None,
+    deadline=None,
+    max_examples=200,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
     "dev",
     derandomize=False,
     deadline=None,
@@ -39,8 +51,8 @@ settings.register_profile(
 )
 
 _profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-if _profile not in ("ci", "dev"):
-    raise ValueError(f"HYPOTHESIS_PROFILE must be 'ci' or 'dev', got {_profile!r}")
+if _profile not in ("ci", "random", "dev"):
+    raise ValueError(f"HYPOTHESIS_PROFILE must be 'ci', 'random' or 'dev', got {_profile!r}")
 _examples = os.environ.get("HYPOTHESIS_MAX_EXAMPLES")
 if _examples:  # a longer (or shorter) run of a profile, e.g. a fuzz session of ten minutes
     settings.register_profile(f"{_profile}-n", settings.get_profile(_profile), max_examples=int(_examples))

@@ -34,7 +34,6 @@ from .loss import DWDLoss
 from .objective import Objective
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
 from .results import DIVERGED, PathResult, diverged_jerr, jerr_diverged, jerr_lambda
-from .threads import blas_threads
 from .solvers import Iteration, Step, register_solver, run_path, solver_capabilities, solver_names
 
 __all__ = ["BlockCoordinateDesign", "DEFAULT_EPS", "DIVERGED", "DWDLoss", "Design", "DesignCapabilities",
@@ -79,6 +78,5 @@ def fit_path(problem, cache=None, callback=None):
     (5, 2)
     """
     cache = FactorCache(problem.X, problem.kern) if cache is None else cache
-    with blas_threads(problem.design.blas_flops(problem)):  # one thread for small work (engine/threads.py)
-        majoriser = build_majoriser(problem, cache)
-        return run_path(majoriser, problem, callback), majoriser
+    majoriser = build_majoriser(problem, cache)
+    return run_path(majoriser, problem, callback), majoriser

@@ -176,7 +176,7 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, progress
     jerr : ndarray of int, shape (len(qs), len(targets), nfolds)
     """
     folds = fold_rows(foldid, targets)
-    with blas_threads(problem.design.blas_flops(problem)):
+    with blas_threads(problem.design.blas_work(problem)):
         problem.design.prepare(problem, cache, folds)
     tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
     with reporting(Progress(desc, total=len(tasks), unit="fold") if progress else None) as monitor:

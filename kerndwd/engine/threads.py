@@ -6,12 +6,16 @@ than they save, and on a machine that other jobs share the spinning threads
 compete with those jobs: a 333-row rbf fit that takes 0.2 s with one thread
 can take seconds with the default.  So the engine chooses:
 
-* work whose largest dense BLAS-3 operation (an eigendecomposition or
-  Cholesky factor of the kernel matrix, the Gram matrix of stored features)
-  has fewer than :data:`PARALLEL_FLOPS` floating point operations runs on one
-  BLAS thread; each design states that count (:meth:`Design.blas_flops`);
-* larger work keeps the BLAS library's own setting (every core, or what
-  ``OPENBLAS_NUM_THREADS`` and its kin say);
+* work below both thresholds runs on one BLAS thread: its largest one-off
+  BLAS-3 call (an eigendecomposition or Cholesky factor of the kernel matrix,
+  the Gram matrix of stored features) has fewer than :data:`PARALLEL_FLOPS`
+  operations, and a pass fewer than :data:`PARALLEL_PASS_FLOPS`; each design
+  states both counts (:meth:`Design.blas_work`);
+* larger work uses the cores that no other process keeps busy now (the
+  runnable threads of the machine, less this process's own, read from
+  ``/proc``), at most the BLAS library's own setting (every core, or what
+  ``OPENBLAS_NUM_THREADS`` and its kin say): beside a competing job, a second
+  thread waits for a core more than it computes;
 * folds run in parallel by ``n_jobs`` are limited by joblib, which gives each
   worker process ``cores // n_jobs`` BLAS threads.
 
@@ -26,14 +30,24 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import numbers
+import os
+import time
 
-__all__ = ["threads", "blas_threads", "PARALLEL_FLOPS"]
+__all__ = ["threads", "blas_threads", "PARALLEL_FLOPS", "PARALLEL_PASS_FLOPS"]
 
-#: Floating point operations of the largest BLAS-3 call from which a fit uses
-#: more than one BLAS thread: an eigendecomposition of an n x n matrix is
-#: about 10 n^3 flops and wins from a second thread from n = 1000 on, and loses
-#: at n = 300, on this project's 2-core machines (benchmarks/output/threads.md).
-PARALLEL_FLOPS = 2e9
+#: Operations of the largest one-off BLAS-3 call from which a fit may use more
+#: than one BLAS thread: an eigendecomposition of an n x n matrix is about
+#: 10 n^3 operations; on this project's 2-core machines a second thread gains
+#: 1.6x at n = 3000 and nothing that survives a competing job at n = 1000
+#: (benchmarks/output/threads.md).
+PARALLEL_FLOPS = 3e10
+
+#: Operations of one pass from which a fit may use more than one BLAS thread:
+#: a pass of the linear form is two matrix-vector products over ``n x (p + 1)``
+#: (``4 n p``), memory-bound, which a second thread speeds up by 1.4x at
+#: 20 000 x 30 on an idle machine and not at 5000 x 30 (and slows down many
+#: times beside a competing job, where the idle cores decide).
+PARALLEL_PASS_FLOPS = 2e6
 
 _USER = contextvars.ContextVar("kerndwd_threads", default=None)
 _BLAS = None  # the BLAS libraries' threadpoolctl controllers, found on first use
@@ -87,23 +101,64 @@ def threads(n):
         _USER.reset(token)
 
 
+def _others_running():
+    """Runnable threads of other processes now (Linux: /proc); 0 where unknown."""
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            own += stat[stat.rindex(")") + 2] == "R"
+    except (OSError, ValueError, IndexError):
+        return 0
+    return max(0, running - own)
+
+
+def _idle_cores(samples=3, spacing=5e-4):
+    """Cores no other process keeps busy: the fewest of ``samples`` looks
+    ``spacing`` seconds apart (one look can fall in a competitor's pause; a
+    second thread beside a busy core costs far more than it gains)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    others = 0
+    for k in range(samples):
+        if k:
+            time.sleep(spacing)
+        others = max(others, _others_running())
+    return max(1, cores - others)
+
+
 @contextlib.contextmanager
-def blas_threads(flops):
-    """Run the block on the BLAS threads for work whose largest BLAS-3 call
-    has ``flops`` operations: the user's :func:`threads`, else one thread
-    below :data:`PARALLEL_FLOPS` and the library's setting above."""
+def blas_threads(work):
+    """Run the block on the BLAS threads for ``work = (once, per_pass)``, the
+    operations of a fit's largest one-off BLAS-3 call and of one pass: the
+    user's :func:`threads`, else one thread below both thresholds and the idle
+    cores (at most the library's setting) above."""
     n = _USER.get()
-    if n is None and flops >= PARALLEL_FLOPS:
-        yield
-        return
-    n = 1 if n is None else n
     libs = _blas_controllers()
+    if n is None:
+        once, per_pass = work
+        if once < PARALLEL_FLOPS and per_pass < PARALLEL_PASS_FLOPS:
+            n = 1
+        elif libs:
+            idle = _idle_cores()
+            if all(lib.num_threads <= idle for lib in libs):
+                yield
+                return
+            n = idle
     before = [lib.num_threads for lib in libs]
     if all(b == n for b in before):
         yield
         return
-    for lib in libs:
-        lib.set_num_threads(n)
+    for lib, b in zip(libs, before):
+        lib.set_num_threads(min(n, b) if _USER.get() is None else n)
     try:
         yield
     finally:

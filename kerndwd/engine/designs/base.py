@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 
 from ..capabilities import DesignCapabilities
 from ..majorisers import Majoriser, check_majoriser
+from ..threads import blas_threads
 
 __all__ = ["Design", "register_design", "make_design", "design_names", "design_class", "build_majoriser"]
 
@@ -115,11 +116,11 @@ class Design(ABC):
         """
         return self.declared
 
-    def blas_flops(self, problem) -> float:
-        """Floating point operations of the largest dense BLAS-3 call a fit of
-        ``problem`` makes (a rough count): below
-        :data:`kerndwd.engine.threads.PARALLEL_FLOPS` it runs on one BLAS
-        thread.  The base class says 0: nothing that a second thread speeds up.
+    def blas_work(self, problem) -> tuple:
+        """``(once, per_pass)``: rough operation counts of the largest one-off
+        dense BLAS-3 call of a fit of ``problem`` and of one pass; below
+        both thresholds of :mod:`kerndwd.engine.threads` the fit runs on one
+        BLAS thread.  The base class says ``(0, 0)``.
 
         Parameters
         ----------
@@ -127,9 +128,9 @@ class Design(ABC):
 
         Returns
         -------
-        float
+        tuple of float
         """
-        return 0.0
+        return 0.0, 0.0
 
     def prepare(self, problem, cache, folds):
         """Work the folds of a cross-validation share, done once before they are
@@ -327,4 +328,5 @@ def build_majoriser(problem, cache):
     >>> majoriser.solver  # R's linear routine: n >= p
     'ldwd'
     """
-    return check_majoriser(problem.design.majoriser(problem, cache), problem.design.name)
+    with blas_threads(problem.design.blas_work(problem)):  # one BLAS thread for small work
+        return check_majoriser(problem.design.majoriser(problem, cache), problem.design.name)

@@ -70,6 +70,9 @@ class BlockCoordinateDesign(Design):
         block_size = options.get("block_size")
         self.block_size = DEFAULT_BLOCK_SIZE if block_size is None else check_integer(block_size, "block_size", 1)
 
+    def blas_work(self, problem):
+        return 0.0, 2.0 * problem.n ** 2 * problem.p  # a sweep forms every kernel column, block by block
+
     def majoriser(self, problem, cache):
         cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
         return BlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,

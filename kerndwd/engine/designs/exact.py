@@ -77,12 +77,13 @@ class ExactDesign(Design):
         strict = problem.loss.weighted or problem.linear_rule == "tunedwd"
         return n > problem.p if strict else n >= problem.p
 
-    def blas_flops(self, problem):
+    def blas_work(self, problem):
+        n, p = problem.n, problem.p
         if problem.storage == "remote":
-            return 0.0  # the client solves (p + 1) systems; the workers set their own threads
+            return 0.0, 0.0  # the client solves (p + 1) systems; the workers set their own threads
         if self.solves_in_beta(problem):
-            return 2.0 * problem.n * problem.p ** 2  # the Gram matrix Z'Z
-        return 10.0 * problem.n ** 3  # the eigendecomposition (or Cholesky factor) of K
+            return 2.0 * n * p * p, 4.0 * n * p  # the Gram matrix Z'Z; Z'z and Z step
+        return 10.0 * n ** 3, 4.0 * n * n  # the eigendecomposition (or Cholesky factor) of K; U'z and U step
 
     def prepare(self, problem, cache, folds):
         if any(not self.solves_in_beta(problem, train.size) for train, _ in folds):

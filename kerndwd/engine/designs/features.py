@@ -221,11 +221,13 @@ class _StoredFeatureDesign(FeatureDesign):
     def model_seed(self):
         return self.seed
 
-    def blas_flops(self, problem):
+    def blas_work(self, problem):
         if problem.storage == "remote":
-            return 0.0  # the client solves (m + 1) systems; the workers set their own threads
-        m = self.components(problem.n)
-        return 2.0 * problem.n * m * max(m, problem.p)  # the features (n x p by p x m) and their Gram (n m^2)
+            return 0.0, 0.0  # the client solves (m + 1) systems; the workers set their own threads
+        n, m = problem.n, self.components(problem.n)
+        # the features and their Gram; a pass over them (n x m, formed in chunks by the
+        # design's own threads) is not counted: a second BLAS thread lost at n = 5000, m = 1000
+        return 2.0 * n * m * max(m, problem.p), 0.0
 
     def components(self, n):
         """The number of features to fit on ``n`` rows."""

@@ -43,6 +43,7 @@ from ..capabilities import SolverCapabilities
 from ..certify import objective_gap_bounds
 from ..objective import Objective
 from ..progress import current as current_progress
+from ..threads import blas_threads
 from ..results import PathResult, all_finite, climbed, diverged_jerr
 
 __all__ = ["Iteration", "Step", "run_path", "solve_path", "register_solver", "solver_names", "solver_capabilities",
@@ -359,7 +360,8 @@ def solve_path(majoriser, problem, callback=None):
     -------
     PathResult
     """
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
+            blas_threads(problem.design.blas_work(problem)):  # one BLAS thread for small work
         return _solve_path(majoriser, problem, callback)
 
 

@@ -1,0 +1,130 @@
+"""BLAS threads: the engine's choice by the size of a fit's BLAS-3 work, the
+user's override (kerndwd.threads), and that neither changes a number."""
+
+import numpy as np
+import pytest
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+import kerndwd  # noqa: E402
+from kerndwd.engine import threads as engine_threads  # noqa: E402
+from kerndwd.engine.designs import ExactDesign  # noqa: E402
+
+
+def blas_threads_now():
+    return [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"]
+
+
+@pytest.fixture
+def seen(monkeypatch):
+    """The BLAS thread counts in force while a design builds its majoriser."""
+    record = []
+    original = ExactDesign.majoriser
+
+    def majoriser(self, problem, cache):
+        record.append(blas_threads_now())
+        return original(self, problem, cache)
+
+    monkeypatch.setattr(ExactDesign, "majoriser", majoriser)
+    return record
+
+
+def data(n, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    return X, np.where(X[:, 0] + 0.3 * rng.standard_normal(n) > 0, 1, -1)
+
+
+@pytest.fixture
+def two_threads():
+    """The library's setting at two threads for the test (so that one is a change)."""
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        if not all(n == 2 for n in blas_threads_now()):
+            pytest.skip("the BLAS library here does not take a thread count")
+        yield
+
+
+def test_small_work_runs_on_one_thread_and_the_setting_is_restored(seen, two_threads):
+    X, y = data(50)
+    kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0))
+    assert seen and all(n == 1 for n in seen[0])
+    assert all(n == 2 for n in blas_threads_now())
+
+
+def test_large_work_keeps_the_library_setting(seen, two_threads, monkeypatch):
+    monkeypatch.setattr(engine_threads, "PARALLEL_FLOPS", 10.0 * 50 ** 3)  # 50 rows count as large here
+    monkeypatch.setattr(engine_threads, "_others_running", lambda: 0)  # and no other job runs
+    X, y = data(50)
+    kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0))
+    assert all(n == 2 for n in seen[0])
+
+
+def test_the_user_setting_overrides_the_choice(seen, two_threads):
+    X, y = data(50)
+    with kerndwd.threads(2):
+        kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0))
+    with kerndwd.threads(1), kerndwd.threads(None):  # None: the engine's choice again
+        kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0))
+    assert all(n == 2 for n in seen[0]) and all(n == 1 for n in seen[1])
+
+
+def test_cv_folds_follow_the_choice(seen, two_threads):
+    X, y = data(60)
+    kerndwd.cv(X, y, [1.0, 0.1], kern=kerndwd.rbfdot(1.0), nfolds=3, random_state=0)
+    assert len(seen) == 3 and all(n == 1 for s in seen for n in s)
+
+
+def test_the_designs_state_their_work():
+    """The counts the choice reads: 10 n^3 for the kernel's eigendecomposition,
+    2 n p^2 for the linear Gram, 2 n m max(m, p) for stored features, nothing
+    for BCD's blocks."""
+    from kerndwd.engine import Problem, make_design
+
+    X, y = data(40, p=3)
+    y = y.astype(float)
+    rbf = kerndwd.rbfdot(1.0)
+    exact = Problem.from_arrays(X, y, [0.1], kern=rbf)
+    linear = Problem.from_arrays(X, y, [0.1])
+    assert exact.design.blas_work(exact) == (10.0 * 40 ** 3, 4.0 * 40 ** 2)
+    assert linear.design.blas_work(linear) == (2.0 * 40 * 3 ** 2, 4.0 * 40 * 3)
+    nys = make_design("nystroem", {"n_components": 7}, argument="approx", random_state=0)
+    assert nys.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=nys)) == (2.0 * 40 * 7 * 7, 0.0)
+    bcd = make_design("bcd", {}, random_state=0)
+    assert bcd.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=bcd)) == (0.0, 2.0 * 40 ** 2 * 3)
+
+
+def test_large_work_beside_a_busy_core_uses_the_idle_one(seen, two_threads, monkeypatch):
+    monkeypatch.setattr(engine_threads, "PARALLEL_FLOPS", 10.0 * 50 ** 3)
+    monkeypatch.setattr(engine_threads, "_others_running", lambda: 1)
+    monkeypatch.setattr(engine_threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    X, y = data(50)
+    kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0))
+    assert all(n == 1 for n in seen[0]) and all(n == 2 for n in blas_threads_now())
+
+
+def test_the_others_running_are_counted_from_proc():
+    import os
+
+    if not os.path.exists("/proc/loadavg"):
+        pytest.skip("no /proc here")
+    others = engine_threads._others_running()
+    with open("/proc/loadavg") as f:
+        total = int(f.read().split()[3].split("/")[0])
+    assert 0 <= others <= total
+
+
+@pytest.mark.parametrize("n", [0, -1, 1.5, "2", True])
+def test_a_thread_count_must_be_a_positive_integer(n):
+    with pytest.raises(ValueError, match="threads: n must be a positive integer or None"):
+        with kerndwd.threads(n):
+            pass
+
+
+def test_threads_change_no_number():
+    X, y = data(80)
+    with kerndwd.threads(1):
+        one = kerndwd.fit(X, y, [1.0, 0.1, 0.01], kern=kerndwd.rbfdot(0.5))
+    with kerndwd.threads(2):
+        two = kerndwd.fit(X, y, [1.0, 0.1, 0.01], kern=kerndwd.rbfdot(0.5))
+    np.testing.assert_array_equal(one.npass, two.npass)
+    np.testing.assert_allclose(one.alpha, two.alpha, rtol=1e-9, atol=1e-12)
