@@ -48,6 +48,8 @@ myst_heading_anchors = 3
 autosummary_generate = True
 templates_path = ["_templates"]
 autodoc_default_options = {"members": True, "inherited-members": False}
+# the signatures' type hints name numpy.typing.ArrayLike rather than spell out its union
+autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike"}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 

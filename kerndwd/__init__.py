@@ -8,6 +8,8 @@ distance-weighted discrimination", JRSSB 2018)::
     kerndwd.predict(path, X_new, type="class")
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._warnings import DWDConvergenceWarning
 from .cv import CVResult, TuneResult, cv, tune
 from .kernels import (
@@ -27,8 +29,12 @@ from .path import DWDPath, fit, predict
 from .plot import plot_cv, plot_path
 from .engine.threads import threads
 
+if TYPE_CHECKING:  # for type checkers only: the estimators load on first use
+    from .estimator import DWDClassifier
+    from .estimator_cv import DWDClassifierCV
 
-def __getattr__(name):
+
+def __getattr__(name: str) -> Any:
     # the scikit-learn estimators load on first use: importing scikit-learn
     # takes seconds, and it is an optional dependency
     if name == "DWDClassifier":

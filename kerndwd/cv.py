@@ -21,8 +21,10 @@ import ...``.
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import Settings, build_problem, check_data, check_flag, check_n_jobs, check_qvals
 from ._rnames import RNamed
@@ -30,6 +32,10 @@ from ._warnings import warn_folds
 from .engine import GAM_TUNE, FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
+
+if TYPE_CHECKING:
+    from .engine import Problem
+    from .kernels import Kernel
 
 __all__ = ["cv", "tune", "CVResult", "TuneResult"]
 
@@ -119,7 +125,31 @@ class CVResult(RNamed):
     _R_NAMES = ("lambda", "cvm", "cvsd", "cvupper", "cvlower", "lambda.min", "lambda.1se",
                 "cvm.min", "cvm.1se", "qval", "predmat", "foldid", "name")
 
-    def __init__(self, *, lambdas, cvm, cvsd, predmat, foldid, fold_jerr, qval, fit_args, y=None, fingerprint=None):
+    lambda_: NDArray[np.float64]
+    cvm: NDArray[np.float64]
+    cvsd: NDArray[np.float64]
+    cvupper: NDArray[np.float64]
+    cvlower: NDArray[np.float64]
+    index_min: int
+    index_1se: int
+    lambda_min: float
+    lambda_1se: float
+    cvm_min: float
+    cvm_1se: float
+    predmat: NDArray[np.float64]
+    y: NDArray[np.float64] | None
+    foldid: NDArray[np.int_]
+    nfolds: int
+    fold_jerr: NDArray[np.int_]
+    qval: float
+    name: str
+    fit_args: dict[str, Any]
+    fingerprint: dict[str, Any]
+
+    def __init__(self, *, lambdas: NDArray[np.float64], cvm: NDArray[np.float64], cvsd: NDArray[np.float64],
+                 predmat: NDArray[np.float64], foldid: NDArray[np.int_], fold_jerr: NDArray[np.int_], qval: float,
+                 fit_args: dict[str, Any], y: NDArray[np.float64] | None = None,
+                 fingerprint: dict[str, Any] | None = None) -> None:
         self.lambda_ = lambdas
         self.cvm = cvm
         self.cvsd = cvsd
@@ -143,10 +173,10 @@ class CVResult(RNamed):
         self.fingerprint = {} if fingerprint is None else fingerprint
 
     @property
-    def lambdas(self):
+    def lambdas(self) -> NDArray[np.float64]:
         return self.lambda_
 
-    def platt_coefficients(self, lam):
+    def platt_coefficients(self, lam: float) -> tuple[float, float]:
         """``(a, b)`` of Platt's sigmoid fitted to the held-out decision values at
         the lambda ``lam`` of this result (see :mod:`kerndwd.calibration`).
 
@@ -188,11 +218,11 @@ class CVResult(RNamed):
             raise ValueError(f"lambda {lam:g} is not among the cross-validated lambdas; calibrate at those")
         f = self.predmat[:, hits[0]]
         keep = ~np.isnan(f)
-        if keep.sum() < 2 or np.unique(self.y[keep]).size < 2:
+        if keep.sum() < 2 or np.unique(self.y[keep]).size < 2:  # type: ignore[index]  # cv and tune set y
             raise ValueError(f"too few held-out decision values at lambda {lam:g} to calibrate (maxit ran out?)")
-        return fit_platt(f[keep], self.y[keep])
+        return fit_platt(f[keep], self.y[keep])  # type: ignore[index]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"CVResult(qval={self.qval:g}, nfolds={self.nfolds}, nlambda={self.lambda_.size}, "
             f"lambda_min={self.lambda_min:.6g} (cvm {self.cvm_min:.4g}), "
@@ -258,7 +288,18 @@ class TuneResult(RNamed):
 
     _R_NAMES = ("lam.tune", "q.tune", "cvres", "qvals", "foldid", "lambda")
 
-    def __init__(self, *, qvals, cvres, foldid, lambdas, fit_args=None):
+    qvals: NDArray[np.float64]
+    cvres: list[CVResult]
+    cvm_1se: NDArray[np.float64]
+    index_tune: int
+    q_tune: float
+    lam_tune: float
+    foldid: NDArray[np.int_]
+    lambda_: NDArray[np.float64]
+    fit_args: dict[str, Any]
+
+    def __init__(self, *, qvals: NDArray[np.float64], cvres: list[CVResult], foldid: NDArray[np.int_],
+                 lambdas: NDArray[np.float64], fit_args: dict[str, Any] | None = None) -> None:
         self.qvals = qvals
         self.cvres = cvres
         self.cvm_1se = np.array([r.cvm_1se for r in cvres])
@@ -270,11 +311,11 @@ class TuneResult(RNamed):
         self.fit_args = dict(cvres[self.index_tune].fit_args) if fit_args is None else fit_args
 
     @property
-    def best(self):
+    def best(self) -> CVResult:
         """The :class:`CVResult` of the chosen q."""
         return self.cvres[self.index_tune]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"TuneResult(q_tune={self.q_tune:g}, lam_tune={self.lam_tune:.6g}, "
             f"qvals={self.qvals.tolist()}, cvm_1se={np.round(self.cvm_1se, 4).tolist()})"
@@ -284,7 +325,10 @@ class TuneResult(RNamed):
 # --------------------------------------------------------------------------
 # shared set-up of cv and tune
 # --------------------------------------------------------------------------
-def _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state, **settings):
+def _setup(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None, kern: Kernel | None, nfolds: int,
+           foldid: Any, wt: ArrayLike | None, qval: float, eps: float | None, maxit: int,
+           stop: str | None, random_state: int | np.random.Generator | None,
+           **settings: Any) -> tuple[Problem, NDArray[np.int_], FactorCache]:
     """Validate once: the problem, its folds (R's random draw unless ``foldid``
     is given) and the cache of its rows.  The default kernel's ``sigest``
     draws from the same generator, after the folds."""
@@ -305,7 +349,8 @@ def _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, rand
     return problem, foldid, FactorCache(problem.X, problem.kern)
 
 
-def _cv_result(problem, predmat, jerr, foldid, q):
+def _cv_result(problem: Any, predmat: NDArray[np.float64], jerr: NDArray[np.int_], foldid: NDArray[np.int_],
+               q: float | None) -> CVResult:
     """One :class:`CVResult` from the held-out decision values of one q."""
     warn_folds(jerr, problem.lambdas, problem.maxit, q=q, stacklevel=4)
     cvm, cvsd = core.cv_error(predmat, problem.y, foldid)
@@ -325,9 +370,12 @@ def _cv_result(problem, predmat, jerr, foldid, q):
 # --------------------------------------------------------------------------
 # public entry points
 # --------------------------------------------------------------------------
-def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.0, eps=None,
-       maxit=100000, stop=None, random_state=None, n_jobs=None, progress=False, method=None, approx=None,
-       solver=None, **design_options):
+def cv(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kernel | None = None, nfolds: int = 5,
+       foldid: ArrayLike | None = None, wt: ArrayLike | None = None, *, qval: float = 1.0, eps: float | None = None,
+       maxit: int = 100000, stop: Literal["step", "kkt"] | None = None,
+       random_state: int | np.random.Generator | None = None, n_jobs: int | None = None, progress: bool = False,
+       method: str | None = None, approx: str | None = None, solver: str | None = None,
+       **design_options: Any) -> CVResult:
     """K-fold cross-validation of the DWD path, as ``cv.kerndwd`` in R.
 
     Each fold is left out in turn; the path is fitted on the other folds with
@@ -450,9 +498,12 @@ def cv(X, y, lambdas=None, kern=None, nfolds=5, foldid=None, wt=None, *, qval=1.
     return _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
 
 
-def tune(X, y, lambdas=None, qvals=(1.0,), kern=None, nfolds=5, foldid=None, wt=None, *, eps=None,
-         maxit=100000, stop=None, random_state=None, n_jobs=None, progress=False, method=None, approx=None,
-         solver=None, **design_options):
+def tune(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, qvals: ArrayLike = (1.0,),
+         kern: Kernel | None = None, nfolds: int = 5, foldid: ArrayLike | None = None, wt: ArrayLike | None = None,
+         *, eps: float | None = None, maxit: int = 100000, stop: Literal["step", "kkt"] | None = None,
+         random_state: int | np.random.Generator | None = None, n_jobs: int | None = None, progress: bool = False,
+         method: str | None = None, approx: str | None = None, solver: str | None = None,
+         **design_options: Any) -> TuneResult:
     """Choose lambda and q together by cross-validation, as ``tunedwd`` in R.
 
     For every q in ``qvals`` the path is cross-validated as in :func:`cv`

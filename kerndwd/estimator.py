@@ -19,8 +19,11 @@ only from sources you trust.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import KernelSpec, Settings, build_problem, check_classifier_data, check_flag, check_matrix, seed_of
 from ._model import fit_targets
@@ -29,7 +32,14 @@ from .engine import FactorCache, make_design
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
 from .engine.progress import Progress, reporting
-from .kernels import rbfdot, vanilladot
+from .kernels import Kernel, rbfdot, vanilladot
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ._data import Data
+    from ._model import DWDModel
+    from .engine import Problem
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -50,7 +60,8 @@ CALIBRATION_FOLDS = 5
 NAMES = {"lambdas": "lambd", "qval": "q", "eps": "tol", "maxit": "max_iter"}
 
 
-def estimator_settings(est, lambdas, q, tol, stop, max_iter, names=None):
+def estimator_settings(est: Any, lambdas: ArrayLike | None, q: float, tol: float, stop: str, max_iter: int,
+                       names: dict[str, str] | None = None) -> Settings:
     """The input layer's :class:`~kerndwd._inputs.Settings` of an estimator's
     parameters, at the lambdas and stopping rule given."""
     options = dict(est.design_options or {})
@@ -62,7 +73,7 @@ def estimator_settings(est, lambdas, q, tol, stop, max_iter, names=None):
                     names={**NAMES, **(names or {})})
 
 
-def takes_sparse(est):
+def takes_sparse(est: Any) -> bool:
     """Whether the estimator's design takes sparse rows with its kernel (read off
     the design's declared capabilities)."""
     spec = KernelSpec(est.kernel)
@@ -76,7 +87,7 @@ def takes_sparse(est):
     return "sparse" in design.capabilities(kern, "sparse").storage
 
 
-def record_features(est, data):
+def record_features(est: Any, data: Any) -> None:
     """``n_features_in_`` and ``feature_names_in_`` (those of a DataFrame whose
     column names are all strings), as scikit-learn's checks expect them."""
     est.n_features_in_ = data.X.shape[1]
@@ -86,7 +97,7 @@ def record_features(est, data):
         est.feature_names_in_ = data.feature_names
 
 
-def check_new_rows(est, X):
+def check_new_rows(est: Any, X: ArrayLike) -> Any:
     """scikit-learn's checks of new rows against the fit (feature names and
     count); the values are checked by the model."""
     check_is_fitted(est)
@@ -101,12 +112,14 @@ class FittedModelFaces:
     :attr:`path_` (a :class:`kerndwd._model.DWDModel`), and scikit-learn tags
     read off the design's capabilities (sparse input where the design takes it)."""
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+    path_: DWDModel
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]  # scikit-learn's, next in the estimators' MRO
         tags.input_tags.sparse = takes_sparse(self)
         return tags
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Decision values: shape (n,) for two classes (positive = ``classes_[1]``),
         (n, n_classes) one-vs-rest values otherwise.
 
@@ -123,7 +136,7 @@ class FittedModelFaces:
         X = check_new_rows(self, X)
         return self.path_.decision_function(X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Class labels: ``classes_[1]`` where the decision value is > 0 (two
         classes, R's rule), else the argmax of the one-vs-rest values.
 
@@ -141,7 +154,7 @@ class FittedModelFaces:
         return self.path_.predict(X)
 
     @available_if(lambda self: bool(self.probability))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities (``probability=True``): Platt's sigmoid of each
         binary decision value, fitted on held-out folds at ``fit``; one-vs-rest
         probabilities are normalised to sum to 1.  Shape (n, n_classes); a lazy
@@ -150,7 +163,7 @@ class FittedModelFaces:
         return self.path_.predict_proba(X)
 
     @available_if(lambda self: bool(self.probability))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log`` of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
@@ -350,10 +363,14 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     [[0.94, 0.06], [0.94, 0.06]]
     """
 
-    def __init__(self, lambd=0.01, *, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, order=1.0,
-                 class_weight=None, tol=1e-10, stop="kkt", max_iter=100000, random_state=None, method=None,
-                 approx=None, n_components=None, solver=None, design_options=None, probability=False,
-                 progress=False):
+    def __init__(self, lambd: float = 0.01, *, q: float = 1.0, kernel: str | Kernel = "linear",
+                 gamma: float | Literal["scale", "sigest"] = "scale", degree: int = 3, coef0: float = 0.0,
+                 order: float = 1.0, class_weight: Mapping[Any, float] | Literal["balanced"] | None = None,
+                 tol: float = 1e-10, stop: Literal["kkt", "step"] = "kkt", max_iter: int = 100000,
+                 random_state: int | np.random.Generator | None = None, method: str | None = None,
+                 approx: str | None = None, n_components: int | None = None, solver: str | None = None,
+                 design_options: dict[str, Any] | None = None, probability: bool = False,
+                 progress: bool = False) -> None:
         self.lambd = lambd
         self.q = q
         self.kernel = kernel
@@ -374,7 +391,7 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         self.probability = probability
         self.progress = progress
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the DWD classifier.
 
         Parameters
@@ -419,7 +436,7 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         self._publish()
         return self
 
-    def _calibrate(self, problem, data, cache):
+    def _calibrate(self, problem: Problem, data: Data, cache: FactorCache) -> None:
         """Platt's sigmoid from held-out decision values (stratified folds drawn
         from ``random_state``) at the fitted lambda and q."""
         targets = data.targets
@@ -441,7 +458,7 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         predmat, _ = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], list(targets))
         self.path_.calibrate(predmat[0, :, :, 0], targets)
 
-    def _publish(self):
+    def _publish(self) -> None:
         """The fitted attributes scikit-learn users read, from :attr:`path_`."""
         model = self.path_
         A = model.alpha.T  # one row per binary problem, intercept first
@@ -466,13 +483,13 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         self.objective_ = model.objective
 
     @property
-    def probA_(self):
+    def probA_(self) -> NDArray[np.float64] | None:
         """Platt's slope per binary problem (``probability=True``; None otherwise)."""
         platt = self.path_.platt
         return None if platt is None else np.full(self.path_.n_targets, platt[0])
 
     @property
-    def probB_(self):
+    def probB_(self) -> NDArray[np.float64] | None:
         """Platt's offset per binary problem (0: probability 1/2 on the boundary; None without calibration)."""
         platt = self.path_.platt
         return None if platt is None else np.full(self.path_.n_targets, platt[1])

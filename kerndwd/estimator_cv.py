@@ -12,8 +12,11 @@ the cross-validation's own held-out decision values
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import build_problem, check_classifier_data, check_flag, check_lambdas, check_n_jobs, check_qvals, seed_of
 from ._warnings import warn_folds
@@ -21,6 +24,10 @@ from .engine import FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
 from .estimator import DWDClassifier, FittedModelFaces, estimator_settings, record_features
+from .kernels import Kernel
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -37,7 +44,8 @@ __all__ = ["DWDClassifierCV", "DEFAULT_CV_LAMBDAS"]
 DEFAULT_CV_LAMBDAS = 10.0 ** np.linspace(1, -4, 20)
 
 
-def _foldid(cv, X, y, n, random_state):
+def _foldid(cv: Any, X: ArrayLike, y: ArrayLike, n: int,
+            random_state: int | np.random.Generator | None) -> NDArray[np.int_]:
     """1-based fold labels from a scikit-learn ``cv`` argument.
 
     An integer draws R's assignment (a random permutation of
@@ -139,11 +147,17 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
     0.97
     """
 
-    def __init__(self, lambdas=None, *, qvals=(1.0,), kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                 order=1.0, cv=5, choose="lambda_min", class_weight=None, tol=1e-10, stop="kkt",
-                 max_iter=100000, cv_tol=1e-5, cv_stop="step", n_jobs=None, random_state=None, method=None,
-                 approx=None, n_components=None, solver=None, design_options=None, probability=False,
-                 progress=False):
+    def __init__(self, lambdas: ArrayLike | Literal["R"] | None = None, *, qvals: ArrayLike = (1.0,),
+                 kernel: str | Kernel = "linear", gamma: float | Literal["scale", "sigest"] = "scale",
+                 degree: int = 3, coef0: float = 0.0, order: float = 1.0, cv: Any = 5,
+                 choose: Literal["lambda_min", "lambda_1se"] = "lambda_min",
+                 class_weight: Mapping[Any, float] | Literal["balanced"] | None = None, tol: float = 1e-10,
+                 stop: Literal["kkt", "step"] = "kkt", max_iter: int = 100000, cv_tol: float = 1e-5,
+                 cv_stop: Literal["step", "kkt"] = "step", n_jobs: int | None = None,
+                 random_state: int | np.random.Generator | None = None, method: str | None = None,
+                 approx: str | None = None, n_components: int | None = None, solver: str | None = None,
+                 design_options: dict[str, Any] | None = None, probability: bool = False,
+                 progress: bool = False) -> None:
         self.lambdas = lambdas
         self.qvals = qvals
         self.kernel = kernel
@@ -169,7 +183,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         self.probability = probability
         self.progress = progress
 
-    def _estimator(self, lam, q):
+    def _estimator(self, lam: float, q: float) -> DWDClassifier:
         return DWDClassifier(lambd=lam, q=q, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, order=self.order, class_weight=self.class_weight, tol=self.tol,
                              stop=self.stop, max_iter=self.max_iter, random_state=self.random_state,
@@ -177,7 +191,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
                              solver=self.solver, design_options=self.design_options, probability=False,
                              progress=self.progress)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Cross-validate, choose ``(lambda_, q_)``, refit on all data; returns self.
 
         Parameters
@@ -220,7 +234,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
             foldid = np.unique(foldid[data.kept], return_inverse=True)[1] + 1
         foldid = core.check_foldid(foldid, data.n)
         if self.lambdas is None:
-            lambdas = DEFAULT_CV_LAMBDAS
+            lambdas: Any = DEFAULT_CV_LAMBDAS  # validated below
         elif isinstance(self.lambdas, str) and self.lambdas == "R":
             lambdas = None
         else:
@@ -261,10 +275,10 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         return self
 
     @property
-    def coef_(self):
+    def coef_(self) -> NDArray[np.float64]:
         return self.best_estimator_.coef_
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> NDArray[np.float64]:
         return self.best_estimator_.intercept_
 

@@ -16,8 +16,10 @@ matrices agree with R's to about 1e-15 relative.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ._scalars import check_integer, check_real
@@ -41,19 +43,19 @@ __all__ = [
 _DIST_ROUND_DECIMALS = 9
 
 
-def _positive(name, value, kernel):
+def _positive(name: str, value: float, kernel: str) -> float:
     return check_real(value, f"{kernel}: {name}", "positive")
 
 
-def _nonneg(name, value, kernel):
+def _nonneg(name: str, value: float, kernel: str) -> float:
     return check_real(value, f"{kernel}: {name}", "nonneg")
 
 
-def _positive_int(name, value, kernel):
+def _positive_int(name: str, value: int, kernel: str) -> int:
     return check_integer(value, f"{kernel}: {name}", 1)
 
 
-def _rows(x, name):
+def _rows(x: ArrayLike, name: str) -> NDArray[np.float64]:
     arr = np.asarray(x, dtype=float)
     if arr.ndim == 1:
         arr = arr[None, :]
@@ -62,7 +64,7 @@ def _rows(x, name):
     return arr
 
 
-def _half_sq_dist_neg(x, y):
+def _half_sq_dist_neg(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
     """``<x, y> - |x|^2/2 - |y|^2/2`` (= -d^2/2), kernlab's order of operations."""
     out = x @ y.T
     # in place: large temporaries cost more in page faults than in arithmetic
@@ -71,7 +73,7 @@ def _half_sq_dist_neg(x, y):
     return out
 
 
-def _sq_dist_rounded(x, y):
+def _sq_dist_rounded(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
     d2 = _half_sq_dist_neg(x, y)
     d2 *= -2.0
     return np.round(d2, _DIST_ROUND_DECIMALS, out=d2)
@@ -106,8 +108,10 @@ class Kernel:
     #: [0, 1], Bessel kernels of low order in many dimensions), which the
     #: designs then check on the rows they fit
     always_psd: bool = False
+    # the parameters, set on each kernel class by dataclass
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
-    def __call__(self, x, y=None):
+    def __call__(self, x: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.float64]:
         x = _rows(x, "x")
         y = x if y is None else _rows(y, "y")
         if x.shape[1] != y.shape[1]:
@@ -116,10 +120,10 @@ class Kernel:
             )
         return self._matrix(x, y)
 
-    def _matrix(self, x, y):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+        raise NotImplementedError  # pragma: no cover - abstract
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         """The kernlab parameters as a dict (R's names).
 
         Returns
@@ -129,7 +133,7 @@ class Kernel:
         """
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
-    def to_spec(self) -> dict:
+    def to_spec(self) -> dict[str, Any]:
         """A JSON-friendly description, ``{"name": ..., **params}``.
 
         Returns
@@ -139,7 +143,7 @@ class Kernel:
         """
         return {"name": self.name, **self.params()}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{self.name}({args})"
 
@@ -150,7 +154,7 @@ class _Vanilla(Kernel):
     is_linear = True
 
     always_psd = True
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         return x @ y.T
 
 
@@ -161,7 +165,7 @@ class _RBF(Kernel):
     unit_diagonal = True
 
     always_psd = True
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         out = _half_sq_dist_neg(x, y)
         out *= 2.0 * self.sigma
         return np.exp(out, out=out)
@@ -174,7 +178,7 @@ class _Laplace(Kernel):
     unit_diagonal = True
 
     always_psd = True
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         d = np.maximum(_sq_dist_rounded(x, y), 0.0)
         np.sqrt(d, out=d)
         d *= -self.sigma
@@ -189,7 +193,7 @@ class _Poly(Kernel):
     name = "polydot"
 
     always_psd = True
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         return (self.scale * (x @ y.T) + self.offset) ** self.degree
 
 
@@ -201,7 +205,7 @@ class _Bessel(Kernel):
     name = "besseldot"
     unit_diagonal = True
 
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         t = self.sigma * np.sqrt(np.maximum(_sq_dist_rounded(x, y), 0.0))
         lim = 1.0 / (special.gamma(self.order + 1.0) * 2.0**self.order)
         small = t < 1e-4
@@ -220,7 +224,7 @@ class _Anova(Kernel):
     name = "anovadot"
 
     always_psd = True
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         total = np.zeros((x.shape[0], y.shape[0]))
         for k in range(x.shape[1]):  # a loop over columns, each step a BLAS-sized array op
             diff = x[:, k][:, None] - y[:, k][None, :]
@@ -232,7 +236,7 @@ class _Anova(Kernel):
 class _Spline(Kernel):
     name = "splinedot"
 
-    def _matrix(self, x, y):
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.ones((x.shape[0], y.shape[0]))
         for k in range(x.shape[1]):  # product over coordinates
             xk = x[:, k][:, None]
@@ -261,7 +265,7 @@ def vanilladot() -> Kernel:
     return _Vanilla()
 
 
-def rbfdot(sigma=1.0) -> Kernel:
+def rbfdot(sigma: float = 1.0) -> Kernel:
     """The Gaussian kernel ``exp(-sigma ||x - y||^2)`` (kernlab's ``rbfdot``).
 
     Parameters
@@ -289,7 +293,7 @@ def rbfdot(sigma=1.0) -> Kernel:
     return _RBF(_positive("sigma", sigma, "rbfdot"))
 
 
-def laplacedot(sigma=1.0) -> Kernel:
+def laplacedot(sigma: float = 1.0) -> Kernel:
     """The Laplace kernel ``exp(-sigma ||x - y||)`` (kernlab's ``laplacedot``:
     the Euclidean norm, not the L1 norm of scikit-learn's laplacian kernel).
 
@@ -317,7 +321,7 @@ def laplacedot(sigma=1.0) -> Kernel:
     return _Laplace(_positive("sigma", sigma, "laplacedot"))
 
 
-def polydot(degree=1, scale=1.0, offset=1.0) -> Kernel:
+def polydot(degree: int = 1, scale: float = 1.0, offset: float = 1.0) -> Kernel:
     """The polynomial kernel ``(scale <x, y> + offset)^degree`` (kernlab's ``polydot``).
 
     Parameters
@@ -351,7 +355,7 @@ def polydot(degree=1, scale=1.0, offset=1.0) -> Kernel:
     )
 
 
-def besseldot(sigma=1.0, order=1.0, degree=1) -> Kernel:
+def besseldot(sigma: float = 1.0, order: float = 1.0, degree: int = 1) -> Kernel:
     """The Bessel kernel: with ``t = sigma ||x - y||``,
     ``(J_order(t) t^(-order) / lim)^degree``, ``lim = 1 / (Gamma(order+1) 2^order)``.
 
@@ -393,7 +397,7 @@ def besseldot(sigma=1.0, order=1.0, degree=1) -> Kernel:
     )
 
 
-def anovadot(sigma=1.0, degree=1) -> Kernel:
+def anovadot(sigma: float = 1.0, degree: int = 1) -> Kernel:
     """The ANOVA kernel ``(sum_k exp(-sigma (x_k - y_k)^2))^degree`` (kernlab's ``anovadot``).
 
     Parameters
@@ -443,7 +447,7 @@ def splinedot() -> Kernel:
     return _Spline()
 
 
-_CONSTRUCTORS = {
+_CONSTRUCTORS: dict[str, Callable[..., Kernel]] = {
     "vanilladot": vanilladot,
     "rbfdot": rbfdot,
     "laplacedot": laplacedot,
@@ -454,7 +458,7 @@ _CONSTRUCTORS = {
 }
 
 
-def kernel_from_spec(spec: dict) -> Kernel:
+def kernel_from_spec(spec: dict[str, Any]) -> Kernel:
     """Build a kernel from ``{"name": "rbfdot", "sigma": 0.5}`` (R's names).
 
     Parameters
@@ -486,7 +490,7 @@ def kernel_from_spec(spec: dict) -> Kernel:
     return _CONSTRUCTORS[name](**spec)
 
 
-def kernel_matrix(kern: Kernel, x, y=None) -> np.ndarray:
+def kernel_matrix(kern: Kernel, x: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.float64]:
     """The kernel matrix ``K[i, j] = k(x_i, y_j)`` (``y = x`` when omitted),
     as R's ``kernelMatrix``.
 
@@ -519,7 +523,7 @@ def kernel_matrix(kern: Kernel, x, y=None) -> np.ndarray:
     return kern(x, y)
 
 
-def sigest(x, random_state=None) -> float:
+def sigest(x: ArrayLike, random_state: int | np.random.Generator | None = None) -> float:
     """A data-driven ``sigma`` for :func:`rbfdot`, as the R package's ``sigest``.
 
     Draws ``floor(n/2)`` pairs of rows with replacement, takes the non-zero

@@ -15,6 +15,7 @@ to zero, which is the correct limit.  The derivative is likewise
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._scalars import check_real
 from .engine.loss import DWDLoss
@@ -32,11 +33,11 @@ __all__ = [
 ]
 
 
-def _check_q(q) -> float:
+def _check_q(q: float) -> float:
     return check_real(q, "q", "positive")
 
 
-def knot(q) -> float:
+def knot(q: float) -> float:
     """Where ``V_q`` changes from linear to the power tail: ``q / (q + 1)``.
 
     Parameters
@@ -63,7 +64,7 @@ def knot(q) -> float:
     return q / (q + 1.0)
 
 
-def lipschitz(q) -> float:
+def lipschitz(q: float) -> float:
     """Lipschitz constant of ``V_q'`` (Lemma 2): ``M = (q + 1)^2 / q``, the
     curvature of every quadratic majoriser of the MM iteration.
 
@@ -95,14 +96,14 @@ def lipschitz(q) -> float:
     return DWDLoss(q).lipschitz
 
 
-def _as_margins(u):
+def _as_margins(u: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(u, dtype=float)
     if np.isnan(arr).any():
         raise ValueError("u contains NaN")
     return arr
 
 
-def dwd_loss(u, q=1.0):
+def dwd_loss(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """The generalized DWD loss ``V_q(u)`` (paper eq. 3.1), elementwise.
 
     Parameters
@@ -137,7 +138,7 @@ def dwd_loss(u, q=1.0):
     return out if out.ndim else float(out)
 
 
-def dwd_loss_deriv(u, q=1.0):
+def dwd_loss_deriv(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """The derivative ``V_q'(u)`` (paper eq. 3.5), elementwise, in ``[-1, 0)``.
 
     Parameters
@@ -169,7 +170,7 @@ def dwd_loss_deriv(u, q=1.0):
     return out if out.ndim else float(out)
 
 
-def hinge_loss(u):
+def hinge_loss(u: ArrayLike) -> NDArray[np.float64] | float:
     """The SVM hinge ``max(0, 1 - u)``, the ``q -> inf`` limit of ``V_q``.
 
     Parameters
@@ -197,7 +198,7 @@ def hinge_loss(u):
     return out if out.ndim else float(out)
 
 
-def population_minimizer(eta, q=1.0):
+def population_minimizer(eta: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """Minimiser of ``eta V_q(f) + (1 - eta) V_q(-f)`` over ``f`` (Lemma 3, eq. 4.4).
 
     ``f~ = t_q (eta / (1 - eta))^(1/(q+1))`` when ``eta > 1/2``,
@@ -238,7 +239,7 @@ def population_minimizer(eta, q=1.0):
     return out if out.ndim else float(out)
 
 
-def conditional_probability(f, q=1.0):
+def conditional_probability(f: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """``eta = P(Y = +1 | x)`` from a decision value, inverting (4.4).
 
     By Lemma 3 the population minimiser of the DWD risk is

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _predict
 from ._inputs import Settings, build_problem, check_data, check_flag, check_positive_sequence
@@ -16,6 +18,11 @@ from .cv import CVResult
 from .engine.certify import GAP_WARNING
 from .engine.chunked import is_dask_collection, require_dask
 from .engine.progress import Progress, reporting
+
+if TYPE_CHECKING:
+    from .engine import FactorCache, PathResult, Problem
+    from .engine.predictors import Predictor
+    from .kernels import Kernel
 
 __all__ = ["fit", "predict", "DWDPath"]
 
@@ -98,7 +105,28 @@ class DWDPath(RNamed):
 
     _R_NAMES = ("alpha", "lambda", "npass", "jerr", "kkt", "objective")
 
-    def __init__(self, result, problem, majoriser):
+    alpha: NDArray[np.float64]
+    lambda_: NDArray[np.float64]
+    npass: NDArray[np.int_]
+    jerr: int
+    objective: NDArray[np.float64]
+    kkt: NDArray[np.float64]
+    gap_bound: NDArray[np.float64]
+    kern: Kernel
+    qval: float
+    eps: float
+    maxit: int
+    stop: str
+    classes: NDArray[Any]
+    n: int
+    design: str
+    method: str
+    solver: str
+    predictor: Predictor
+    n_features: int
+    fingerprint: dict[str, Any]
+
+    def __init__(self, result: PathResult, problem: Any, majoriser: Any) -> None:
         self.alpha = result.alpha
         self.lambda_ = result.lambdas
         self.__dict__["lambda"] = self.lambda_
@@ -126,21 +154,21 @@ class DWDPath(RNamed):
         self.fingerprint = problem.fingerprint()
 
     @property
-    def lambdas(self):
+    def lambdas(self) -> NDArray[np.float64]:
         return self.lambda_
 
     @property
-    def is_linear(self):
+    def is_linear(self) -> bool:
         """True when ``alpha`` holds ``(b0, beta)``: the fit is linear in ``x`` and
         was solved in the linear form."""
         return self.predictor.coef_space == "beta"
 
     @property
-    def intercept(self):
+    def intercept(self) -> NDArray[np.float64]:
         return self.alpha[0]
 
     @property
-    def coef(self):
+    def coef(self) -> NDArray[np.float64]:
         """``beta``, shape (p, L), for a fit that is linear in ``x`` (``x' alpha``
         when the linear kernel was solved in the kernel form)."""
         beta = self.predictor.beta(self.alpha)
@@ -149,13 +177,13 @@ class DWDPath(RNamed):
         return beta
 
     @property
-    def far_from_optimal(self):
+    def far_from_optimal(self) -> NDArray[np.intp]:
         """Columns whose certified gap bound exceeds ``GAP_WARNING`` (10%) of
         their objective: R's rule stopped there possibly far from the optimum."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.flatnonzero(self.gap_bound > GAP_WARNING * self.objective)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lam = self.lambda_
         rng = f"{lam[0]:.3g}..{lam[-1]:.3g}" if lam.size else "none"
         design = "" if self.design == "exact" else f"design={self.design!r}, "
@@ -171,7 +199,7 @@ class DWDPath(RNamed):
             f"nlambda={lam.size} ({rng}), jerr={self.jerr}, total passes={int(self.npass.sum())}{note})"
         )
 
-    def decision_function(self, newx, lambdas=None):
+    def decision_function(self, newx: ArrayLike, lambdas: ArrayLike | None = None) -> NDArray[np.float64]:
         """Shorthand for ``predict(newx, type="link", lambdas=lambdas)``.
 
         Parameters
@@ -197,7 +225,8 @@ class DWDPath(RNamed):
         """
         return self.predict(newx, type="link", lambdas=lambdas)
 
-    def predict(self, newx, type="class", lambdas=None, calibration=None):
+    def predict(self, newx: ArrayLike, type: Literal["class", "link", "prob"] = "class",
+                lambdas: ArrayLike | None = None, calibration: CVResult | None = None) -> NDArray[Any]:
         """Predict from this path: ``kerndwd.predict(self, newx, ...)``.
 
         Parameters
@@ -220,7 +249,7 @@ class DWDPath(RNamed):
         """
         return predict(self, newx, type=type, lambdas=lambdas, calibration=calibration)
 
-    def coef_at(self, lambdas):
+    def coef_at(self, lambdas: ArrayLike) -> NDArray[np.float64]:
         """Columns of ``alpha`` at arbitrary lambdas, by linear interpolation in
         lambda between the two neighbouring path columns.
 
@@ -280,9 +309,11 @@ class DWDPath(RNamed):
         return out
 
 
-def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=None, maxit=100000, *,
-        random_state=None, stop=None, accelerate=None, method=None, approx=None, solver=None, progress=False,
-        **design_options):
+def fit(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kernel | None = None,
+        qval: float = 1.0, wt: ArrayLike | None = None, eps: float | None = None, maxit: int = 100000, *,
+        random_state: int | np.random.Generator | None = None, stop: Literal["step", "kkt"] | None = None,
+        accelerate: bool | None = None, method: str | None = None, approx: str | None = None,
+        solver: str | None = None, progress: bool = False, **design_options: Any) -> DWDPath:
     """Fit a DWD path, as ``kerndwd(x, y, kern, lambda, qval, wt, eps, maxit)`` in R.
 
     Minimises ``(1/n) sum_i wt_i V_q(y_i f(x_i)) + lambda ||f||^2`` for each
@@ -402,7 +433,7 @@ def fit(X, y, lambdas=None, kern=None, qval=1.0, wt=None, eps=None, maxit=100000
         return fit_problem(problem)
 
 
-def fit_problem(problem, cache=None, warn=True):
+def fit_problem(problem: Problem, cache: FactorCache | None = None, warn: bool = True) -> DWDPath:
     """Fit a validated :class:`kerndwd.engine.Problem` into a :class:`DWDPath`.
 
     Under R's stopping rule every column comes with a certified bound on its
@@ -418,7 +449,8 @@ def fit_problem(problem, cache=None, warn=True):
     return path
 
 
-def predict(fit, newx, type="class", lambdas=None, calibration=None):
+def predict(fit: DWDPath, newx: ArrayLike, type: Literal["class", "link", "prob"] = "class",
+            lambdas: ArrayLike | None = None, calibration: CVResult | None = None) -> NDArray[Any]:
     """Predict from a fitted path, as ``predict.kerndwd`` in R.
 
     Parameters
@@ -517,7 +549,7 @@ def predict(fit, newx, type="class", lambdas=None, calibration=None):
     return require_dask().concatenate(parts, axis=1) if is_dask_collection(link) else np.hstack(parts)
 
 
-def _check_calibration(fit, calibration):
+def _check_calibration(fit: DWDPath, calibration: CVResult) -> None:
     """Refuse a calibration that is not a cross-validation of what ``fit`` fitted."""
     if not isinstance(calibration, CVResult):
         raise TypeError(f"calibration must be a CVResult from kerndwd.cv, got {type(calibration).__name__}")

@@ -8,7 +8,16 @@ a caller can restyle or save the figure.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.typing import ColorType
+
+    from .cv import CVResult, TuneResult
+    from .path import DWDPath
 
 __all__ = ["plot_path", "plot_cv"]
 
@@ -18,7 +27,7 @@ _COEF_LABELS = {"beta": "coefficients (beta)", "kernel": "kernel coefficients (a
                 "features": "feature weights (theta)"}
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -28,7 +37,7 @@ def _pyplot():
     return plt
 
 
-def _axes(ax):
+def _axes(ax: Axes | None) -> Axes:
     if ax is None:
         _, ax = _pyplot().subplots()
     else:
@@ -36,7 +45,8 @@ def _axes(ax):
     return ax
 
 
-def plot_path(path, ax=None, *, color=None, linewidth=1.0, **line_kw):
+def plot_path(path: DWDPath, ax: Axes | None = None, *, color: ColorType | None = None, linewidth: float = 1.0,
+              **line_kw: Any) -> Axes:
     """Coefficient paths against ``log(lambda)``, like ``plot.kerndwd`` in R.
 
     One line per row of ``path.alpha`` after the intercept: the ``p``
@@ -101,7 +111,8 @@ def plot_path(path, ax=None, *, color=None, linewidth=1.0, **line_kw):
     return ax
 
 
-def plot_cv(cvres, ax=None, *, point_color="red", bar_color="darkgrey", sign_lambda=1):
+def plot_cv(cvres: CVResult | TuneResult, ax: Axes | None = None, *, point_color: ColorType = "red",
+            bar_color: ColorType = "darkgrey", sign_lambda: int = 1) -> Axes:
     """Cross-validation curve, like ``plot.cv.kerndwd`` in R.
 
     Draws ``cvm`` against ``log(lambda)`` as points with error bars from
