@@ -85,7 +85,7 @@ def test_the_designs_state_their_work():
     rbf = kerndwd.rbfdot(1.0)
     exact = Problem.from_arrays(X, y, [0.1], kern=rbf)
     linear = Problem.from_arrays(X, y, [0.1])
-    assert exact.design.blas_work(exact) == (10.0 * 40 ** 3, 4.0 * 40 ** 2)
+    assert exact.design.blas_work(exact) == (10.0 * 40 ** 3, 0.0)
     assert linear.design.blas_work(linear) == (2.0 * 40 * 3 ** 2, 4.0 * 40 * 3)
     nys = make_design("nystroem", {"n_components": 7}, argument="approx", random_state=0)
     assert nys.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=nys)) == (2.0 * 40 * 7 * 7, 0.0)

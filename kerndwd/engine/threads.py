@@ -32,6 +32,7 @@ import contextvars
 import numbers
 import os
 import time
+from collections.abc import Iterator
 
 __all__ = ["threads", "blas_threads", "PARALLEL_FLOPS", "PARALLEL_PASS_FLOPS"]
 
@@ -49,11 +50,11 @@ PARALLEL_FLOPS = 3e10
 #: times beside a competing job, where the idle cores decide).
 PARALLEL_PASS_FLOPS = 2e6
 
-_USER = contextvars.ContextVar("kerndwd_threads", default=None)
-_BLAS = None  # the BLAS libraries' threadpoolctl controllers, found on first use
+_USER: contextvars.ContextVar[int | None] = contextvars.ContextVar("kerndwd_threads", default=None)
+_BLAS: list | None = None  # the BLAS libraries' threadpoolctl controllers, found on first use
 
 
-def _blas_controllers():
+def _blas_controllers() -> list:
     global _BLAS
     if _BLAS is None:
         try:
@@ -66,7 +67,7 @@ def _blas_controllers():
 
 
 @contextlib.contextmanager
-def threads(n):
+def threads(n: int | None) -> Iterator[None]:
     """Use ``n`` BLAS threads in every fit and cross-validation run inside
     the ``with`` block (None: the engine's choice, see
     :mod:`kerndwd.engine.threads`).
@@ -101,7 +102,7 @@ def threads(n):
         _USER.reset(token)
 
 
-def _others_running():
+def _others_running() -> int:
     """Runnable threads of other processes now (Linux: /proc); 0 where unknown."""
     try:
         with open("/proc/loadavg") as f:
@@ -119,7 +120,7 @@ def _others_running():
     return max(0, running - own)
 
 
-def _idle_cores(samples=3, spacing=5e-4):
+def _idle_cores(samples: int = 3, spacing: float = 5e-4) -> int:
     """Cores no other process keeps busy: the fewest of ``samples`` looks
     ``spacing`` seconds apart (one look can fall in a competitor's pause; a
     second thread beside a busy core costs far more than it gains)."""
@@ -136,7 +137,7 @@ def _idle_cores(samples=3, spacing=5e-4):
 
 
 @contextlib.contextmanager
-def blas_threads(work):
+def blas_threads(work: tuple[float, float]) -> Iterator[None]:
     """Run the block on the BLAS threads for ``work = (once, per_pass)``, the
     operations of a fit's largest one-off BLAS-3 call and of one pass: the
     user's :func:`threads`, else one thread below both thresholds and the idle
