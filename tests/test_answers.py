@@ -11,12 +11,7 @@ import pytest
 import kerndwd
 
 
-@pytest.fixture
-def data():
-    rng = np.random.default_rng(4)
-    X = rng.standard_normal((40, 3))
-    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(40) > 0, 1, -1)
-    return X, y
+from test_inputs import data  # noqa: F401 (the 40 x 3 rows these tests share)
 
 
 LIN = kerndwd.vanilladot()

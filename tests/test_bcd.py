@@ -26,7 +26,7 @@ from test_engine_contract import assert_honours_contract
 
 import kerndwd
 from kerndwd.engine import FactorCache, Problem, build_majoriser, make_design
-from _engine import evaluate, mm_path
+from _engine import first_order_bound, evaluate, mm_path
 
 N = 300
 LAMS = 10.0 ** np.linspace(-1, -3, 10)
@@ -64,25 +64,11 @@ def assert_same_optimum(X, y, wt, exact, bcd):
     assert (gap >= -1e-12).all() and (gap <= 1e-8).all(), gap
 
 
-def _first_order_bound(X, y, wt, f_opt, lam, q=1.0):
-    """``||[1, I] T^-1||_2`` at the optimum (see the module docstring)."""
-    n = X.shape[0]
-    knot = q / (q + 1.0)
-    margins = np.where(y > 0, 1.0, -1.0) * f_opt
-    curvature = np.where(margins > knot, (q + 1.0) * knot ** (q + 1.0) / np.maximum(margins, knot) ** (q + 2.0), 0.0)
-    d = curvature * (1.0 if wt is None else wt) / n
-    Z = np.hstack([np.ones((n, 1)), KERN(X)])
-    ones_eye = np.hstack([np.ones((n, 1)), np.eye(n)])
-    T = Z.T @ (d[:, None] * ones_eye)
-    T[1:, 1:] += 2.0 * lam * np.eye(n)
-    return np.linalg.norm(np.linalg.solve(T.T, ones_eye.T).T, 2)
-
-
 def assert_decisions_within_the_gradient_bound(X, y, wt, exact, bcd):
     f_exact = exact.predict(X, type="link")
     f_bcd = bcd.predict(X, type="link")
     for j, lam in enumerate(LAMS):
-        bound = 2.0 * _first_order_bound(X, y, wt, f_exact[:, j], lam) * (bcd.kkt[j] + exact.kkt[j])
+        bound = 2.0 * first_order_bound(KERN, X, y, wt, f_exact[:, j], lam) * (bcd.kkt[j] + exact.kkt[j])
         assert np.linalg.norm(f_bcd[:, j] - f_exact[:, j]) <= bound, (lam, bound)
     # and on new rows, through the stored predictor
     newx = np.random.default_rng(5).standard_normal((40, 2))

@@ -6,18 +6,7 @@ import re
 import subprocess
 import sys
 
-import numpy as np
-import pytest
-
 import kerndwd
-
-
-@pytest.fixture
-def data():
-    rng = np.random.default_rng(4)
-    X = rng.standard_normal((40, 3))
-    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(40) > 0, 1, -1)
-    return X, y
 
 
 LIN = kerndwd.vanilladot()
