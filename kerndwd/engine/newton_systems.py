@@ -80,9 +80,10 @@ class NewtonSystem(ABC):
         """Work that depends on lambda alone (``curvature_bound`` bounds every ``d_i``)."""
 
     @abstractmethod
-    def direction(self, x, g, d, lam, mu, rtol):
+    def direction(self, x, g, d, lam, mu, rtol, z=None):
         """``(step, df)``: a solution of ``(H + mu S) step = -g`` (to the relative
-        residual ``rtol`` for iterative systems) and ``df = Z~ step``."""
+        residual ``rtol`` for iterative systems) and ``df = Z~ step``; ``z``
+        are the loss derivatives behind ``g`` (over ``n``)."""
 
     def stationary(self, x, z, g, lam, eps):
         """Coordinates the Newton steps cannot settle (see :class:`KernelNewton`):
@@ -92,11 +93,18 @@ class NewtonSystem(ABC):
         coordinates."""
         return None
 
-    def penalty(self, x):
+    def penalty(self, x, f=None):
+        """The penalty at ``x`` (``f``: the decision values there, which a system
+        whose penalty is not diagonal reads it from)."""
         return float(x[1:] @ (self.pen * x[1:]))
 
-    def cross_penalty(self, x, step):
-        """``x[1:]' diag(pen) step[1:]`` and ``step[1:]' diag(pen) step[1:]``."""
+    def penalty_direction(self, x, f=None):
+        """Half the penalty's gradient in ``x[1:]``: ``diag(pen) x[1:]``."""
+        return self.pen * x[1:]
+
+    def cross_penalty(self, x, step, f=None, df=None):
+        """``x[1:]' diag(pen) step[1:]`` and ``step[1:]' diag(pen) step[1:]``
+        (``f``, ``df``: the decision values at ``x`` and their change along ``step``)."""
         sp = self.pen * step[1:]
         return float(x[1:] @ sp), float(step[1:] @ sp)
 
@@ -161,7 +169,7 @@ class LinearNewton(NewtonSystem):
     def data_gradient(self, z):
         return self.form.ztmul(z)
 
-    def direction(self, x, g, d, lam, mu, rtol):
+    def direction(self, x, g, d, lam, mu, rtol, z=None):
         H = self.form.gram(d)
         diag = _diagonal(H)
         diag += mu * self.scale
@@ -219,7 +227,7 @@ class SparseLinearNewton(LinearNewton):
     ``v -> Z'(d * (Z v)) + diag(...) v`` (two sparse products per iteration,
     ``Z'DZ`` never formed), preconditioned by its diagonal."""
 
-    def direction(self, x, g, d, lam, mu, rtol):
+    def direction(self, x, g, d, lam, mu, rtol, z=None):
         form = self.form
         shift = mu * self.scale
         shift[1:] += 2.0 * lam
@@ -337,7 +345,7 @@ class KernelNewton(NewtonSystem):
         _diagonal(Hh)[:] += shift[head]
         return _cholesky(Hh, self.scale[head])
 
-    def direction(self, x, g, d, lam, mu, rtol):
+    def direction(self, x, g, d, lam, mu, rtol, z=None):
         U, e_m, live = self.U, self.model_e, self.live
         head = self._head[0]
         shift = self._model_diag(lam, mu)

@@ -134,7 +134,7 @@ class NewtonIteration(Iteration):
         self.damping = LM_START
 
     def penalty(self):
-        return self.system.penalty(self.coord)
+        return self.system.penalty(self.coord, self.f)
 
     def _state(self, x, f, lam):
         """``(z, d, g)``: the data term's first and second derivatives in ``f`` (over
@@ -143,7 +143,7 @@ class NewtonIteration(Iteration):
         z, d = self.objective.derivatives_and_curvatures(f)
         z /= n
         g = self.system.data_gradient(z)
-        g[1:] += 2.0 * lam * self.system.pen * x[1:]
+        g[1:] += 2.0 * lam * self.system.penalty_direction(x, f)
         return z, d / n, g
 
     def run(self, l, lam, remaining, callback):
@@ -153,7 +153,7 @@ class NewtonIteration(Iteration):
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
         inv_metric = np.divide(1.0, metric, out=np.zeros_like(metric), where=metric > 0.0)
         x, f = self.coord, self.f
-        pen = system.penalty(x)
+        pen = system.penalty(x, f)
         F = objective.value(f, pen, lam)
         z, d, g = self._state(x, f, lam)
         best, stalled, settled, passes = np.inf, 0, 0, 0
@@ -167,7 +167,7 @@ class NewtonIteration(Iteration):
             if moved is not None:  # coordinates along which F is concave: to their stationary point
                 settled += 1
                 x, f = moved[0], f + moved[1]
-                pen = system.penalty(x)
+                pen = system.penalty(x, f)
                 F = objective.value(f, pen, lam)
                 z, d, g = self._state(x, f, lam)
                 if callback is not None:
@@ -182,12 +182,12 @@ class NewtonIteration(Iteration):
             nu = float(np.sqrt((g * g) @ inv_metric))
             mu = min(1.0, self.damping * nu)
             try:
-                step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)))
+                step, df = system.direction(x, g, d, lam, mu, min(0.1, np.sqrt(gnorm)), z=z)
             except FloatingPointError:  # the curvature overflowed
                 status = DIVERGED_STATUS
                 break
             slope = float(g @ step)
-            pen1, pen2 = system.cross_penalty(x, step)
+            pen1, pen2 = system.cross_penalty(x, step, f, df)
             found = line_search(objective, f, df, F, slope, lam, pen, pen1, pen2) if slope < 0.0 else None
             if found is None:
                 found = (0.0, F, pen)  # no length passes: counts as a stalled iteration

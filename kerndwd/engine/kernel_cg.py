@@ -1,0 +1,298 @@
+"""The exact kernel without an eigendecomposition: Nystrom-preconditioned conjugate gradients.
+
+For ``f = b0 + K alpha`` and ``F = (1/n) sum_i w_i V_q(y_i f_i) + lambda
+alpha' K alpha`` the gradient is ``(sum(z), K r)`` with ``z_i = w_i y_i
+V_q'(y_i f_i) / n`` and ``r = z + 2 lambda alpha``, and the (generalized)
+Hessian is ``Z' D Z + 2 lambda diag(0, K)``, ``Z = [1, K]``,
+``D = diag(d)``, ``d_i >= 0``.  Both carry ``K`` as a left factor, so for
+``d > 0`` the Newton equations ``H s = -grad F`` follow from the reduced
+system
+
+    [ K + L   1 ] [ s_alpha ]   [ -r / d      ]
+    [ 1'      0 ] [ s_0     ] = [ -1' alpha   ],      L = diag(2 lambda / d),
+
+(multiply its first block row by ``D`` and then by ``K``: that is the
+``alpha`` row of the Newton equations; its sum, with the second row, is the
+intercept row).  ``K + L`` is symmetric positive definite, and the bordered
+system is solved by two solves with it, ``u = (K + L)^-1 (-r / d)`` and
+``v = (K + L)^-1 1``: ``s_0 = (1'u + 1'alpha) / 1'v``,
+``s_alpha = u - s_0 v``.  Both are solved together by conjugate gradients
+(:func:`block_pcg`), so each iteration reads ``K`` once for the two; the
+products ``K p`` are accumulated along the way, so the change of ``f``,
+``s_0 + K s_alpha``, costs no further product.
+
+Where ``d_i = 0`` (a margin on the linear piece of ``V_q``, below the knot
+``q/(q+1)``) the Newton matrix is singular.  The Newton iteration damps it
+(Levenberg-Marquardt, :mod:`kerndwd.engine.solvers.newton`); here the
+damping is ``mu (M/n) W``, a multiple of the majoriser's data curvature
+``(M/n) Z'WZ`` (Lemma 2), added to ``D``: the damped matrix keeps the form
+above with ``d_i + mu M w_i / n > 0``, and ``mu = 1`` gives the MM step's
+curvature plus Newton's.  The MM step of this form (its majoriser,
+:class:`kerndwd.engine.majorisers.kernel_cg.KernelMatrixCG`) is the same
+system with ``d = M w / n``.
+
+The preconditioner (FALKON's idea, Rudi, Carratino & Rosasco 2017, for the
+squared loss) replaces ``K`` by its Nystrom approximation on ``m`` of the
+rows, ``C W^+ C'`` with ``C = K[:, S]``, ``W = K[S, S]``, and inverts
+``C W^+ C' + L`` exactly by Woodbury's identity,
+
+    (L + C W^-1 C')^-1 = L^-1 - L^-1 C (W + C' L^-1 C)^-1 C' L^-1,
+
+one ``m x m`` Cholesky factor per system (``n m^2`` flops to form).  ``K``
+of a smooth kernel has a few hundred eigenvalues above ``2 lambda / d``
+(its effective dimension); the Nystrom approximation captures them and the
+diagonal ``L`` the rest, so conjugate gradients need a few tens of products
+with ``K`` where unpreconditioned they need thousands at small lambda.
+Landmarks are drawn by greedy pivoted Cholesky on ``K`` (the rows whose
+kernel columns the others explain least), ``n m^2`` flops from the kernel
+matrix in memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from .newton_systems import NewtonSystem
+
+__all__ = ["NystromPreconditioner", "block_pcg", "pivoted_landmarks", "KernelMatrixNewton", "DEFAULT_RANK",
+           "CG_MAXITER"]
+
+#: Landmarks of the preconditioner when the design names none (at most ``n``).
+DEFAULT_RANK = 400
+#: Conjugate-gradient iterations per system, at most.
+CG_MAXITER = 500
+_EPS = float(np.finfo(float).eps)
+
+
+def pivoted_landmarks(K, m):
+    """``m`` rows chosen by greedy pivoted Cholesky of ``K``: each next row is the
+    one with the largest diagonal of the residual ``K - C W^+ C'`` (stops early
+    when the residual's diagonal is at the rounding level).
+
+    Parameters
+    ----------
+    K : ndarray, shape (n, n)
+    m : int
+
+    Returns
+    -------
+    ndarray of int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.r_[np.zeros((3, 1)), np.ones((3, 1))]  # two distinct rows, three times each
+    >>> K = np.exp(-(X - X.T) ** 2)
+    >>> sorted(pivoted_landmarks(K, 5).tolist())  # one of each; the rest add nothing
+    [0, 3]
+    """
+    n = K.shape[0]
+    m = min(m, n)
+    resid = np.array(np.diag(K), dtype=float)
+    floor = n * _EPS * max(float(resid.max(initial=0.0)), 0.0)
+    L = np.zeros((m, n))
+    chosen = []
+    for j in range(m):
+        i = int(np.argmax(resid))
+        if resid[i] <= floor:
+            break
+        chosen.append(i)
+        row = K[i] - L[:j, i] @ L[:j]
+        L[j] = row / np.sqrt(resid[i])
+        resid -= L[j] * L[j]
+        resid[chosen] = 0.0
+    return np.array(chosen, dtype=int)
+
+
+class NystromPreconditioner:
+    """``(C W^+ C' + diag(l))^-1`` for a diagonal ``l > 0`` (module docstring).
+
+    Parameters
+    ----------
+    K : ndarray, shape (n, n)
+        The kernel matrix (read, never written).
+    landmarks : ndarray of int
+        The rows of the Nystrom approximation.
+    """
+
+    def __init__(self, K, landmarks):
+        self.C = np.ascontiguousarray(K[:, landmarks])
+        self.W = np.array(K[np.ix_(landmarks, landmarks)])
+        self._inv = self._factor = self._l = None
+
+    @property
+    def rank(self):
+        return self.C.shape[1]
+
+    def set_diagonal(self, l):
+        """Factor ``W + C' diag(1/l) C`` for the diagonal ``l`` (positive); the
+        factor of the last diagonal is kept while it does not change."""
+        if self._l is not None and np.array_equal(l, self._l):
+            return
+        inv = 1.0 / l
+        Mm = self.C.T @ (self.C * inv[:, None])
+        Mm += self.W
+        Mm = 0.5 * (Mm + Mm.T)
+        # rounding can leave W (a kernel matrix of possibly near-duplicate rows) indefinite
+        # at the level eps * trace: a ridge of that size changes the preconditioner only
+        shift = max(float(np.trace(Mm)), 1.0) * _EPS * Mm.shape[0]
+        while True:
+            factor, info = linalg.lapack.dpotrf(Mm, lower=False, clean=False)
+            if info == 0:
+                break
+            Mm[np.diag_indices_from(Mm)] += shift
+            shift *= 10.0
+        self._inv, self._factor, self._l = inv, factor, l.copy()
+
+    def __call__(self, R):
+        """``P^-1 R`` for a vector or a matrix of columns ``R``."""
+        inv = self._inv if R.ndim == 1 else self._inv[:, None]
+        t = inv * R
+        if self.rank == 0:
+            return t
+        v = linalg.lapack.dpotrs(self._factor, self.C.T @ t, lower=False)[0]
+        return t - inv * (self.C @ v)
+
+
+def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
+    """Conjugate gradients for ``(K + diag(l)) X = B``, column by column but
+    with one product ``K P`` per iteration for all columns.
+
+    Each column stops at ``||weights * residual|| <= rtol ||weights * B_j||``
+    (its step length is then zero); every iterate lowers that column's
+    quadratic, so a column solved for ``-grad`` is a descent direction at any
+    iteration count.  For the reduced Newton system the weights are the
+    curvatures ``d``: the residual of the full Newton equations is
+    ``K D R``, so rows of vanishing curvature, whose large right-hand sides
+    (``r_i / d_i``) would otherwise dominate the norm, count as little
+    there as they do in the Newton equations.
+
+    Returns
+    -------
+    X : ndarray
+        The solutions.
+    KX : ndarray
+        ``K X``, accumulated from the products (no extra one).
+    iterations : int
+    """
+    X = np.zeros_like(B)
+    KX = np.zeros_like(B)
+    R = B.copy()
+    wc = np.ones((B.shape[0], 1)) if weights is None else weights[:, None]
+    stop = rtol * np.linalg.norm(wc * B, axis=0)
+    active = np.linalg.norm(wc * R, axis=0) > stop
+    if not active.any():
+        return X, KX, 0
+    Zp = precond(R)
+    P = Zp.copy()
+    rz = np.einsum("ij,ij->j", R, Zp)
+    its = 0
+    lc = l[:, None]
+    for its in range(1, maxiter + 1):
+        KP = K @ P
+        AP = KP + lc * P
+        pAp = np.einsum("ij,ij->j", P, AP)
+        ok = active & (pAp > 0.0)
+        a = np.divide(rz, pAp, out=np.zeros_like(rz), where=ok)
+        X += a * P
+        KX += a * KP
+        R -= a * AP
+        active = ok & (np.linalg.norm(wc * R, axis=0) > stop)
+        if not active.any():
+            break
+        Zp = precond(R)
+        rz_new = np.einsum("ij,ij->j", R, Zp)
+        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=active & (rz > 0.0))
+        P *= beta
+        P += Zp
+        rz = np.where(active, rz_new, rz)
+    return X, KX, its
+
+
+def bordered_solve(K, dd, lam, r, alpha, precond, rtol):
+    """The step ``(s_0, s_alpha)`` of the reduced system (module docstring) for the
+    positive curvatures ``dd``, with the change of ``f`` it makes and the
+    conjugate-gradient iterations.
+
+    Returns
+    -------
+    step : ndarray, shape (n + 1,)
+        Intercept first.
+    df : ndarray, shape (n,)
+        ``s_0 + K s_alpha``.
+    iterations : int
+    """
+    l = (2.0 * lam) / dd
+    precond.set_diagonal(l)
+    B = np.column_stack((-r / dd, np.ones_like(r)))
+    U, KU, its = block_pcg(K, l, precond, B, rtol, weights=dd)
+    u, v = U[:, 0], U[:, 1]
+    s0 = (u.sum() + alpha.sum()) / v.sum()
+    step = np.empty(r.size + 1)
+    step[0] = s0
+    step[1:] = u - s0 * v
+    return step, s0 + (KU[:, 0] - s0 * KU[:, 1]), its
+
+
+class KernelMatrixNewton(NewtonSystem):
+    """The Newton system of ``f = b0 + K alpha`` with ``K`` in memory, in the
+    coefficients themselves (``x = (b0, alpha)``), solved by the bordered
+    system of the module docstring.
+
+    The penalty ``alpha' K alpha`` is read off the decision values
+    (``K alpha = f - b0``), and so is its gradient, so a Newton iteration
+    costs one product with ``K`` for the gradient plus those of conjugate
+    gradients.  ``scale`` and ``pen`` (the diagonal of ``K``) serve only the
+    iteration's measure of the gradient.
+
+    Parameters
+    ----------
+    form : KernelForm
+    weights : ndarray or None
+    M : float
+        The bound of Lemma 2.
+    precond : NystromPreconditioner
+    """
+
+    def __init__(self, form, weights, M, precond):
+        K = form.K
+        self.form, self.K = form, K
+        n = form.n
+        self.n, self.ncoef = n, n + 1
+        self.w_n = (np.ones(n) if weights is None else np.asarray(weights, dtype=float)) / n
+        self.M = M
+        self.precond = precond
+        self.pen = np.array(np.diag(K), dtype=float)
+        w = self.w_n * n
+        self.scale = (M / n) * np.concatenate(([w.sum()], np.einsum("ij,ij,i->j", K, K, w)))
+        self.cg_iterations = 0
+
+    def decision(self, x):
+        return x[0] + self.K @ x[1:]
+
+    def data_gradient(self, z):
+        return np.concatenate(([z.sum()], self.K @ z))
+
+    def penalty(self, x, f=None):
+        applied = self.K @ x[1:] if f is None else f - x[0]
+        return float(x[1:] @ applied)
+
+    def penalty_direction(self, x, f=None):
+        return self.K @ x[1:] if f is None else f - x[0]
+
+    def cross_penalty(self, x, step, f=None, df=None):
+        k_step = self.K @ step[1:] if df is None else df - step[0]
+        return float(x[1:] @ k_step), float(step[1:] @ k_step)
+
+    def direction(self, x, g, d, lam, mu, rtol, z=None):
+        if z is None:
+            raise ValueError("the kernel-matrix Newton system needs the loss derivatives z")
+        dd = d + mu * self.M * self.w_n
+        # rows with no curvature left (mu at the rounding level, or zero weight): a large,
+        # finite diagonal in L, so they follow their own gradient
+        np.maximum(dd, 1e-300 + 1e-16 * self.M * self.w_n.max(), out=dd)
+        r = z + 2.0 * lam * x[1:]
+        step, df, its = bordered_solve(self.K, dd, lam, r, x[1:], self.precond, rtol)
+        self.cg_iterations += its
+        return step, df
