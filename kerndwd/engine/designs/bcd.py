@@ -12,6 +12,7 @@ one majorization step), either stopping rule, the gradient rule by default
 from __future__ import annotations
 
 from ..._scalars import check_integer
+from ..cache import memory_budget
 from ..capabilities import DesignCapabilities
 from ..kernel_checks import check_kernel_rows
 from ..majorisers.blocks import DEFAULT_BLOCK_SIZE, BlockCoordinateKernel
@@ -39,6 +40,12 @@ class BlockCoordinateDesign(Design):
         :data:`DEFAULT_BLOCK_SIZE`); larger than ``n`` means one block of all
         ``n`` rows (it is clipped to ``n``), whose block step is the MM step of
         the weighted kernel solver.
+    cache_kernel : bool or None, default None
+        Keep the ``n x n`` kernel matrix in memory and read the sweeps' columns
+        from it (formed once, shared by every lambda, fold, q and class),
+        instead of forming them on every sweep.  None: where it takes at
+        most the memory budget (:func:`kerndwd.engine.cache.memory_budget`,
+        half the memory available when the fit starts).  The fit is the same.
 
     Raises
     ------
@@ -61,7 +68,7 @@ class BlockCoordinateDesign(Design):
 
     name = "bcd"
     selected_by = "solver"
-    option_names = ("block_size",)
+    option_names = ("block_size", "cache_kernel")
     # its sweeps are majorization steps; without K there is no Newton system
     declared = DesignCapabilities(storage=("dense",), solvers=("mm",), kernel_checks=True, default_stop="kkt")
 
@@ -69,11 +76,39 @@ class BlockCoordinateDesign(Design):
         super().__init__(random_state=random_state, **options)
         block_size = options.get("block_size")
         self.block_size = DEFAULT_BLOCK_SIZE if block_size is None else check_integer(block_size, "block_size", 1)
+        cache_kernel = options.get("cache_kernel")
+        if cache_kernel is not None and not isinstance(cache_kernel, bool):
+            raise TypeError(f"cache_kernel must be True, False or None, got {cache_kernel!r}")
+        self.cache_kernel = cache_kernel
+
+    def keeps_kernel(self, n):
+        """Whether a fit on ``n`` rows keeps the kernel matrix in memory.
+
+        Parameters
+        ----------
+        n : int
+            The rows of the fit.
+
+        Returns
+        -------
+        bool
+        """
+        if self.cache_kernel is not None:
+            return self.cache_kernel
+        budget = memory_budget()
+        return budget is not None and 8.0 * n * n <= budget
 
     def blas_work(self, problem):
+        if self.keeps_kernel(problem.n):
+            return 2.0 * problem.n ** 2 * problem.p, 0.0  # K once; a sweep reads it
         return 0.0, 2.0 * problem.n ** 2 * problem.p  # a sweep forms every kernel column, block by block
+
+    def prepare(self, problem, cache, folds):
+        if self.keeps_kernel(problem.n):
+            cache.kernel_matrix()
 
     def majoriser(self, problem, cache):
         cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
+        K = cache.kernel_matrix() if self.keeps_kernel(problem.n) else None
         return BlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,
-                                     block_size=self.block_size, random_state=self.random_state)
+                                     block_size=self.block_size, random_state=self.random_state, K=K)

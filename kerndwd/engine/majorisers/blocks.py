@@ -263,6 +263,36 @@ class BlockKernelForm(Form):
         return (v * self.apply(v)).sum(axis=0)
 
 
+class MatrixBlockForm(BlockKernelForm):
+    """:class:`BlockKernelForm` over a kernel matrix kept in memory: a block's
+    columns are read from ``K`` (its rows, contiguous, transposed: ``K`` is
+    symmetric) instead of being formed from the rows, and ``K theta`` is one
+    product.  Same numbers as forming them, with no kernel evaluation per sweep.
+
+    Parameters
+    ----------
+    kern : Kernel
+    X : ndarray, shape (n, p)
+    blocks : list of ndarray of int
+    K : ndarray, shape (n, n)
+        The kernel matrix of ``X`` (read, never written).
+    """
+
+    def __init__(self, kern, X, blocks, K):
+        super().__init__(kern, X, blocks, threads=1)
+        self.K = K
+
+    def columns(self, block, vectors):
+        rows = self.K[block]  # b x n, a copy of contiguous rows
+        return rows.T, rows @ vectors
+
+    def times(self, columns, coef):
+        return columns @ coef
+
+    def apply(self, theta):
+        return self.K @ theta
+
+
 class BlockCoordinateKernel(Majoriser):
     """Exact-kernel DWD, one block coordinate majorization sweep per pass.
 
@@ -282,20 +312,24 @@ class BlockCoordinateKernel(Majoriser):
         Coefficients per block (at most ``n``; blocks are nearly equal).
     random_state : int, Generator or None
         Seeds the partition of the rows into blocks.
+    K : ndarray, shape (n, n), optional
+        The kernel matrix, when it is kept in memory: the sweeps read their
+        columns from it (:class:`MatrixBlockForm`).
     """
 
     solver = "bcd"
     needs_decisions = True
     pass_name = "sweeps"
 
-    def __init__(self, kern, X, loss, gam, block_size=DEFAULT_BLOCK_SIZE, random_state=None):
+    def __init__(self, kern, X, loss, gam, block_size=DEFAULT_BLOCK_SIZE, random_state=None, K=None):
         n = X.shape[0]
         self.n, self.ncoef = n, n + 1
         self.loss = loss
         self.gam = float(gam)
         self.predictor = KernelPredictor(kern, X)
         self.blocks = partition_rows(n, min(int(block_size), n), random_state)
-        self.form = BlockKernelForm(kern, self.predictor.x, self.blocks)
+        self.form = (BlockKernelForm(kern, self.predictor.x, self.blocks) if K is None
+                     else MatrixBlockForm(kern, self.predictor.x, self.blocks, K))
         self.block_size = max(len(b) for b in self.blocks)
         self._grams = [None] * len(self.blocks)
         self._directions = None
