@@ -448,6 +448,8 @@ def _design(settings):
     if approx is None and solver is None and options:
         raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(options))}: "
                         "design options are accepted only together with approx= or solver=")
+    if approx is None and solver is None and settings.stop == "kkt":
+        solver = "auto"  # R's solver keeps R's rule; asked for the gradient rule, the fastest exact route
     argument, name = ("approx", approx) if approx is not None else ("solver", solver)
     return make_design(name, options, argument=argument, random_state=seed_of(settings.random_state))
 
@@ -493,7 +495,7 @@ def build_problem(data, settings):
     eps = None if settings.eps is None else check_real(settings.eps, settings.name("eps"), "positive")
     maxit = check_integer(settings.maxit, settings.name("maxit"), 1)
     kern = _kernel(settings, data)  # first: R's default kernel draws sigest's pairs before a design draws
-    design = _design(settings)
+    design = _design(settings).for_rows(data.n, data.X.shape[1], kern, storage_of(data.X), data.weights is not None)
     resolved = resolve(design, kern, storage_of(data.X), stop=settings.stop, eps=eps, method=settings.method,
                        accelerate=settings.accelerate, weighted=data.weights is not None,
                        names={k: settings.name(k) for k in ("stop", "eps", "method", "accelerate")})

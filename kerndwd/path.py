@@ -145,6 +145,8 @@ class DWDPath(RNamed):
         self.classes = problem.classes
         self.n = problem.n
         self.design = problem.design.name
+        #: why the design was picked, when ``solver="auto"`` picked it (else None)
+        self.chosen = problem.design.chosen
         self.method = problem.method
         self.solver = majoriser.solver
         self.predictor = majoriser.predictor
@@ -186,7 +188,7 @@ class DWDPath(RNamed):
     def __repr__(self) -> str:
         lam = self.lambda_
         rng = f"{lam[0]:.3g}..{lam[-1]:.3g}" if lam.size else "none"
-        design = "" if self.design == "exact" else f"design={self.design!r}, "
+        design = "" if self.design == "exact" and self.chosen is None else f"design={self.design!r}, "
         far = self.far_from_optimal
         note = ""
         if far.size:
@@ -197,6 +199,7 @@ class DWDPath(RNamed):
             f"DWDPath(kern={self.kern!r}, qval={self.qval:g}, {design}solver={self.solver!r}, "
             f"method={self.method!r}, stop={self.stop!r}, n={self.n}, p={self.n_features}, "
             f"nlambda={lam.size} ({rng}), jerr={self.jerr}, total passes={int(self.npass.sum())}{note})"
+            + ("" if self.chosen is None else f"\n  chosen by {self.chosen}")
         )
 
     def decision_function(self, newx: ArrayLike, lambdas: ArrayLike | None = None) -> NDArray[np.float64]:

@@ -76,8 +76,9 @@ def test_cv_folds_follow_the_choice(seen, two_threads):
 
 def test_the_designs_state_their_work():
     """The counts the choice reads: 10 n^3 for the kernel's eigendecomposition,
-    2 n p^2 for the linear Gram, 2 n m max(m, p) for stored features, nothing
-    for BCD's blocks."""
+    2 n p^2 for the linear Gram, 2 n m max(m, p) for stored features, the
+    kernel matrix's 2 n^2 p once for the designs that keep it (``solver="cg"``,
+    BCD with ``cache_kernel``), and BCD's blocks per sweep otherwise."""
     from kerndwd.engine import Problem, make_design
 
     X, y = data(40, p=3)
@@ -89,8 +90,12 @@ def test_the_designs_state_their_work():
     assert linear.design.blas_work(linear) == (2.0 * 40 * 3 ** 2, 4.0 * 40 * 3)
     nys = make_design("nystroem", {"n_components": 7}, argument="approx", random_state=0)
     assert nys.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=nys)) == (2.0 * 40 * 7 * 7, 0.0)
-    bcd = make_design("bcd", {}, random_state=0)
+    bcd = make_design("bcd", {"cache_kernel": False}, random_state=0)
     assert bcd.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=bcd)) == (0.0, 2.0 * 40 ** 2 * 3)
+    kept = make_design("bcd", {"cache_kernel": True}, random_state=0)
+    assert kept.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=kept)) == (2.0 * 40 ** 2 * 3, 0.0)
+    cg = make_design("cg", {}, random_state=0)
+    assert cg.blas_work(Problem.from_arrays(X, y, [0.1], kern=rbf, design=cg)) == (2.0 * 40 ** 2 * 3, 0.0)
 
 
 def test_large_work_beside_a_busy_core_uses_the_idle_one(seen, two_threads, monkeypatch):

@@ -12,12 +12,54 @@ decompositions are held at a time.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from scipy import linalg
 
 from .kernel_checks import check_kernel_matrix, check_semidefinite, quiet_kernel
 
-__all__ = ["FactorCache"]
+__all__ = ["FactorCache", "MEMORY_FRACTION", "available_memory", "memory_budget"]
+
+#: A kernel matrix kept in memory (``solver="cg"``, a cached ``solver="bcd"``,
+#: ``solver="auto"``'s choice) may take this fraction of the memory available
+#: when the fit starts, unless the caller sets a budget.
+MEMORY_FRACTION = 0.5
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation (``MemAvailable`` of
+    ``/proc/meminfo``; elsewhere the free physical pages), or None when unknown.
+
+    Returns
+    -------
+    int or None
+    """
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:  # pragma: no cover - systems without /proc
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_budget(memory=None, unknown=None):
+    """Bytes a kernel matrix may take: ``memory`` when given, else
+    :data:`MEMORY_FRACTION` of :func:`available_memory` (``unknown`` when that is not known).
+
+    Returns
+    -------
+    float or None
+    """
+    if memory is not None:
+        return float(memory)
+    avail = available_memory()
+    return MEMORY_FRACTION * avail if avail is not None else unknown
 
 
 class FactorCache:

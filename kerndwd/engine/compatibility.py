@@ -131,7 +131,7 @@ def resolve(design, kern, storage, *, stop=None, eps=None, method=None, accelera
     >>> engine.resolve(exact, kerndwd.rbfdot(1.0), "sparse")
     Traceback (most recent call last):
     ...
-    TypeError: X: sparse rows (scipy.sparse) are not supported by solver='exact' with kern=rbfdot(sigma=1.0), which takes dense rows in memory; such rows are taken only by solver='exact' with kern=vanilladot(). Pass X.toarray() for the others.
+    TypeError: X: sparse rows (scipy.sparse) are not supported by solver='exact' with kern=rbfdot(sigma=1.0), which takes dense rows in memory; such rows are taken only by solver='auto' with kern=vanilladot(), solver='exact' with kern=vanilladot(). Pass X.toarray() for the others.
     """
     words = {"stop": "stop", "eps": "eps", "method": "method", "accelerate": "accelerate"}
     words.update(names or {})
@@ -154,8 +154,8 @@ def resolve(design, kern, storage, *, stop=None, eps=None, method=None, accelera
                            else f"such rows are taken only by {listed}.") + way.get(storage, ""))
     if weighted and not caps.weights:
         raise ValueError(f"{which} does not fit observation weights; fit without them")
-    if stop is None:
-        stop = caps.default_stop
+    if stop is None:  # a design a chooser picked (solver="auto") is not R's: the gradient rule
+        stop = caps.default_stop if design.chosen is None else "kkt"
     elif not isinstance(stop, str) or stop not in STOP_RULES:
         raise ValueError(f"{words['stop']} must be one of {list(STOP_RULES)}, got {stop!r}")
     if eps is None:

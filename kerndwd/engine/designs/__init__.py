@@ -5,15 +5,20 @@
 * :mod:`.features` -- kernel approximations: :class:`FeatureDesign`, Nystrom
   (``approx="nystroem"``) and random Fourier features (``approx="rff"``);
 * :mod:`.bcd` -- the exact kernel by block coordinate descent (``solver="bcd"``);
+* :mod:`.auto` -- ``solver="auto"``: the exact kernel's solver chosen from the rows and the memory;
+* :mod:`.cg` -- the exact kernel on the kernel matrix by Newton's method with
+  Nystrom-preconditioned conjugate gradients (``solver="cg"``);
 * :mod:`.dask` -- the forms of rows held by a Dask cluster (linear and feature
   designs on such rows).
 """
 
-from . import bcd, exact, features  # noqa: F401  (register the built-in designs)
+from . import auto, bcd, cg, exact, features  # noqa: F401  (register the built-in designs)
 from .base import Design, build_majoriser, design_class, design_names, make_design, register_design
+from .auto import AutoDesign
 from .bcd import BlockCoordinateDesign
+from .cg import KernelCGDesign
 from .exact import ExactDesign
 from .features import FeatureDesign, FourierDesign, NystroemDesign
 
-__all__ = ["BlockCoordinateDesign", "Design", "ExactDesign", "FeatureDesign", "FourierDesign", "NystroemDesign",
+__all__ = ["AutoDesign", "BlockCoordinateDesign", "Design", "KernelCGDesign", "ExactDesign", "FeatureDesign", "FourierDesign", "NystroemDesign",
            "build_majoriser", "design_class", "design_names", "make_design", "register_design"]

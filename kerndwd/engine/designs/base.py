@@ -82,6 +82,9 @@ class Design(ABC):
     #: what it supports, whatever the kernel and the storage of the rows (a
     #: design whose support depends on them overrides :meth:`capabilities`)
     declared: DesignCapabilities = DesignCapabilities()
+    #: Why this design fits the problem, when a chooser (``solver="auto"``,
+    #: :mod:`kerndwd.engine.designs.auto`) picked it; None when the caller named it
+    chosen: str | None = None
 
     def __init__(self, random_state=None, **options):
         unknown = sorted(set(options) - set(self.option_names))
@@ -98,6 +101,27 @@ class Design(ABC):
         landmarks or frequencies), or None where the design draws nothing that
         changes it; part of a fit's fingerprint."""
         return None
+
+    def for_rows(self, n, p, kern, storage, weighted):
+        """The design that fits ``n`` rows of ``p`` columns: this one, except for
+        a chooser (``solver="auto"``), which returns the design it picks, with
+        :attr:`chosen` saying why.
+
+        Parameters
+        ----------
+        n, p : int
+            The rows and columns of ``X``.
+        kern : Kernel
+        storage : str
+            One of :data:`kerndwd.engine.capabilities.STORAGE_KINDS`.
+        weighted : bool
+            Whether the loss has observation weights.
+
+        Returns
+        -------
+        Design
+        """
+        return self
 
     def capabilities(self, kern, storage):
         """What the design supports for the kernel ``kern`` on rows stored as ``storage``.
@@ -276,7 +300,7 @@ def make_design(name, options, argument="solver", random_state=None):
     >>> engine.make_design("nystroem", {})
     Traceback (most recent call last):
     ...
-    ValueError: solver must be one of ['bcd', 'exact'], got 'nystroem'
+    ValueError: solver must be one of ['auto', 'bcd', 'cg', 'exact'], got 'nystroem'
     """
     if name is None:
         name = "exact"

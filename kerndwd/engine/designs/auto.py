@@ -1,0 +1,110 @@
+"""``solver="auto"``: the exact kernel's solver chosen from the rows and the memory.
+
+The three exact-kernel solvers reach the same optimum at different costs
+(``docs/solvers.md``, "Choosing a solver"):
+
+* ``"exact"`` (R's iteration on the eigendecomposition of ``K``, or on the
+  linear form): ``10 n^3`` operations once, then two ``n x n`` products a
+  pass; fastest up to about :data:`EIGEN_MAX_ROWS` rows (a 10-lambda rbf
+  path on the circle data: 0.31 s against 0.46 s at ``n = 1000``, 25 s against
+  4.7 s at ``n = 5000``, one BLAS thread);
+* ``"cg"`` (Newton with Nystrom-preconditioned conjugate gradients on ``K``
+  in memory): no decomposition, a few tens of products with ``K`` per
+  lambda; beyond that size while ``K`` fits in the memory budget;
+* ``"bcd"`` (block coordinate descent, ``O(n b)`` memory): where ``K`` does
+  not fit.
+
+The linear kernel, sparse rows and rows on a Dask cluster go to ``"exact"``
+(whose linear form is the cheapest there), which refuses, naming the
+designs that take them, what it cannot fit.  A design chosen here defaults
+to the gradient rule (``stop="kkt"``): R's rule belongs to R's solver.
+The choice is stated in ``print(path)`` and ``DWDClassifier.solver_``
+(:attr:`Design.chosen`).
+"""
+
+from __future__ import annotations
+
+from ..._scalars import check_real
+from ..cache import MEMORY_FRACTION, memory_budget
+from ..capabilities import DesignCapabilities
+from ..kernel_cg import DEFAULT_RANK
+from .base import Design, make_design, register_design
+
+__all__ = ["AutoDesign", "EIGEN_MAX_ROWS"]
+
+#: Up to this many rows the eigendecomposition is the fastest exact route.
+EIGEN_MAX_ROWS = 1500
+def _gib(b):
+    return f"{b / 2**30:.2g} GiB"
+
+
+@register_design
+class AutoDesign(Design):
+    """``solver="auto"``: picks ``"exact"``, ``"cg"`` or ``"bcd"`` for the rows (module docstring).
+
+    Parameters
+    ----------
+    random_state : int, Generator or None
+        Passed to the design it picks.
+    memory : float or None, default None
+        Bytes the kernel matrix may take (None:
+        :data:`~kerndwd.engine.cache.MEMORY_FRACTION` of the memory available
+        when the fit starts).
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``memory`` is not a positive number.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> from kerndwd.engine import make_design
+    >>> auto = make_design("auto", {"memory": 4e9})
+    >>> auto.for_rows(500, 2, kerndwd.rbfdot(1.0), "dense", False).name
+    'exact'
+    >>> auto.for_rows(16000, 16, kerndwd.rbfdot(1.0), "dense", False).name
+    'cg'
+    >>> chosen = auto.for_rows(50000, 16, kerndwd.rbfdot(1.0), "dense", False)
+    >>> chosen.name, chosen.chosen
+    ('bcd', "solver='auto': the 50000 x 50000 kernel matrix (19 GiB) exceeds the memory budget (3.7 GiB): block coordinate descent, O(n b) memory (approx='nystroem' is much faster at this size)")
+    """
+
+    name = "auto"
+    selected_by = "solver"
+    option_names = ("memory",)
+    # what the design it picks for a small problem supports (the exact kernel's); the
+    # compatibility check reads the picked design's own declarations
+    declared = DesignCapabilities(storage=("dense", "sparse", "remote"), default_stop="kkt")
+
+    def __init__(self, random_state=None, **options):
+        super().__init__(random_state=random_state, **options)
+        memory = options.get("memory")
+        self.memory = None if memory is None else check_real(memory, "memory", "positive")
+
+    def capabilities(self, kern, storage):
+        return make_design("exact", {}).capabilities(kern, storage)
+
+    def for_rows(self, n, p, kern, storage, weighted):
+        def pick(name, why):
+            design = make_design(name, {}, random_state=self.random_state)
+            design.chosen = f"solver='auto': {why}"
+            return design
+
+        if kern.is_linear or storage != "dense":
+            return pick("exact", "the linear kernel or rows not in memory: R's choice of form")
+        if n <= EIGEN_MAX_ROWS:
+            return pick("exact", f"n = {n} rows: the eigendecomposition of the kernel matrix")
+        need = 8.0 * n * n + 16.0 * n * min(n, DEFAULT_RANK)
+        budget = memory_budget(self.memory, need)
+        if need <= budget:
+            return pick("cg", f"n = {n} rows, the kernel matrix takes {_gib(need)} of a {_gib(budget)} budget: "
+                              "Newton with preconditioned conjugate gradients on it")
+        return pick("bcd", f"the {n} x {n} kernel matrix ({_gib(8.0 * n * n)}) exceeds the memory budget "
+                           f"({_gib(budget)}): block coordinate descent, O(n b) memory (approx='nystroem' is "
+                           "much faster at this size)")
+
+    def majoriser(self, problem, cache):
+        # a problem holds the design picked for its rows (for_rows); this one is never fitted
+        return self.for_rows(problem.n, problem.p, problem.kern, problem.storage,
+                             problem.loss.weighted).majoriser(problem, cache)
