@@ -92,8 +92,10 @@ def check_new_rows(est: Any, X: ArrayLike) -> Any:
 
 class FittedModelFaces:
     """What both estimators share once fitted: predictions through
-    :attr:`path_` (a :class:`kerndwd._model.DWDModel`), and scikit-learn tags
-    read off the design's capabilities (sparse input where the design takes it)."""
+    :attr:`path_` (a :class:`kerndwd._model.DWDModel`), the fitted attributes
+    read from it (properties: before a fit they are absent, and a refit
+    replaces them all at once), and scikit-learn tags read off the design's
+    capabilities (sparse input where the design takes it)."""
 
     path_: DWDModel
 
