@@ -102,7 +102,7 @@ class DWDModel:
             return _predict.sign_labels(D, self.classes)
         return _predict.argmax_labels(D, self.classes)
 
-    def calibrate(self, heldout, targets):
+    def calibrate(self, heldout, targets, stacklevel=3):
         """Fit Platt's sigmoid to held-out decision values (shape (n_targets, n),
         NaN where missing) of the +-1 ``targets``.
 
@@ -111,7 +111,8 @@ class DWDModel:
         their pooled values: the most probable class is then always the
         predicted one.  A slope of the wrong sign (probabilities falling as
         the decision value rises) is not kept: the probabilities then invert
-        the population minimiser (4.4), with a warning.
+        the population minimiser (4.4), with a warning (``stacklevel`` as
+        :func:`warnings.warn` takes it).
         """
         f, t = np.concatenate(list(heldout)), np.concatenate(list(targets))
         keep = ~np.isnan(f)
@@ -119,7 +120,7 @@ class DWDModel:
         if not a < 0:
             warnings.warn(f"Platt's sigmoid fitted to the held-out decision values has slope a = {a:.3g} >= 0 "
                           "(probabilities would fall as the decision value rises); predict_proba inverts the "
-                          "population minimiser (4.4) instead", UserWarning, stacklevel=3)
+                          "population minimiser (4.4) instead", UserWarning, stacklevel=stacklevel)
         self.platt = (a, b)
         return self
 
@@ -217,7 +218,7 @@ def _calibrate_on_folds(model, problem, targets, cache, random_state):
         warnings.warn(f"probability=True: a class has {counts.min()} sample, too few to hold out; Platt's "
                       "sigmoid is fitted to the training decision values instead (over-confident)",
                       UserWarning, stacklevel=4)
-        model.calibrate(model.predictor.decision(problem.X, model.alpha).T, targets)
+        model.calibrate(model.predictor.decision(problem.X, model.alpha).T, targets, stacklevel=4)
         return
     nfolds = int(min(CALIBRATION_FOLDS, counts.min()))
     rng = np.random.default_rng(seed_of(random_state))
@@ -226,4 +227,4 @@ def _calibrate_on_folds(model, problem, targets, cache, random_state):
         rows = np.flatnonzero(y_idx == k)
         foldid[rows] = rng.permutation(np.resize(np.arange(1, nfolds + 1), rows.size))
     predmat, _ = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], list(targets))
-    model.calibrate(predmat[0, :, :, 0], targets)
+    model.calibrate(predmat[0, :, :, 0], targets, stacklevel=4)
