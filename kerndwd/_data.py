@@ -1,11 +1,15 @@
-"""Validated data (:class:`Data`), and what labels, weights and numeric arrays must be,
-said once for rows in memory and on a cluster.
+"""Validated data (:class:`Data`): what rows, labels and weights must be, said once
+for rows in memory and on a cluster, and the data of a fit in memory.
 
-The input layer (:mod:`kerndwd._inputs`) and its Dask half
-(:mod:`kerndwd._inputs_dask`) both validate labels and weights with these
-functions (a Dask ``y`` finds its distinct labels with one computation and
-then asks the same checks), so that the same bad labels or weights get the
-same message from every face and every storage.
+The input layer (:mod:`kerndwd._inputs`) sends rows in memory (dense,
+sparse or pandas) here (:func:`float_matrix`, :func:`binary_data`,
+:func:`classifier_data`) and a Dask collection to its Dask half
+(:mod:`kerndwd._inputs_dask`), which validates labels and weights with the
+same functions (a Dask ``y`` finds its distinct labels with one computation
+and then asks the same checks), so that the same bad rows, labels or
+weights get the same message from every face and every storage.  Nothing
+here modifies its input: arrays are converted (and copied where a
+conversion is needed), never written to.
 """
 
 from __future__ import annotations
@@ -15,10 +19,15 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 __all__ = ["Data", "targets_of", "check_positive_classes", "is_missing", "is_pandas", "numeric_dtype", "as_float_array", "label_array", "label_levels",
            "encode_labels", "check_weights", "check_levels", "check_class_levels", "per_class_weights",
-           "check_weight_values"]
+           "check_weight_values", "feature_names", "float_matrix", "binary_data", "classifier_data", "MAX_ABS_X"]
+
+#: Largest magnitude accepted in X: inner products of rows (p terms of up to
+#: MAX_ABS_X^2) must stay far below the largest double (1.8e308).
+MAX_ABS_X = 1e150
 
 
 def is_missing(value):
@@ -272,3 +281,103 @@ def check_positive_classes(positive, classes):
         missing = [classes[k] for k in range(classes.size) if k not in set(present.tolist())]
         raise ValueError(f"sample_weight and class_weight give class(es) {missing!r} no positive weight; "
                          "drop those classes from y or give them weight")
+
+
+# --------------------------------------------------------------------------
+# rows in memory, and the data of a fit in memory
+# --------------------------------------------------------------------------
+def _check_finite_and_scale(values, name):
+    # the extremes propagate NaN: two reductions, no temporary array
+    largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
+    if not np.isfinite(largest):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if largest > MAX_ABS_X:
+        raise ValueError(f"{name} has entries of magnitude up to {largest:.3g}: products of rows overflow double "
+                         f"precision above about {MAX_ABS_X:g}; rescale {name} (e.g. standardise its columns)")
+
+
+def _check_not_empty(shape, name):
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column: found {shape[0]} sample(s) and "
+                         f"{shape[1]} feature(s) (shape={shape}) while a minimum of 1 is required.")
+
+
+def feature_names(X):
+    """The column names of a DataFrame whose names are all strings, else None."""
+    columns = getattr(X, "columns", None) if hasattr(X, "dtypes") else None
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(list(columns), dtype=object)
+
+
+def float_matrix(X, name="X"):
+    """Rows in memory, validated: a finite 2-D float64 array (C order) from an array,
+    a list or a pandas DataFrame; a CSR matrix of floats from a scipy sparse
+    matrix."""
+    if sparse.issparse(X):
+        if np.issubdtype(X.dtype, np.complexfloating):
+            raise ValueError(f"{name}: Complex data not supported; {name} must be real")
+        X = sparse.csr_matrix(X, dtype=float, copy=True)
+        _check_not_empty(X.shape, name)
+        _check_finite_and_scale(X.data, name)
+        return X
+    if is_pandas(X) and hasattr(X, "dtypes") and hasattr(X, "columns"):  # DataFrame
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not numeric_dtype(t)]
+        if bad:
+            raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
+        X = X.to_numpy(dtype=float, na_value=np.nan)
+    arr = as_float_array(X, name, "numeric")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (rows are observations), got {arr.ndim}-D; Reshape your data: "
+            f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single row"
+        )
+    _check_not_empty(arr.shape, name)
+    # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
+    arr = np.ascontiguousarray(arr, dtype=float)
+    _check_finite_and_scale(arr, name)
+    return arr
+
+
+def binary_data(X, y, wt, names):
+    """:class:`Data` of ``fit``, ``cv`` and ``tune`` for rows in memory (see
+    :func:`kerndwd._inputs.check_data`)."""
+    X = float_matrix(X, names["X"])
+    y_pm, classes = encode_labels(y, X.shape[0], names["y"])
+    w = check_weights(wt, X.shape[0], names["wt"], y=y_pm, classes=classes)
+    return Data(X, classes, (y_pm,), w, w)
+
+
+def classifier_data(X, y, sample_weight, class_weight, column_warning):
+    """:class:`Data` of the estimators for rows in memory (see
+    :func:`kerndwd._inputs.check_classifier_data`): rows of zero weight are
+    dropped, the weights ``s n / sum(s)`` over the ``n`` rows kept."""
+    names = feature_names(X)
+    X = float_matrix(X, "X")
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"X needs at least 2 samples (one sample cannot hold two classes), got n_samples = {n}")
+    arr, categories = label_array(y, n, "y", column_warning=column_warning)
+    classes = check_class_levels(label_levels(arr, categories, "y"), "y")
+    y_idx = np.searchsorted(classes, arr) if categories is None else np.array(
+        [categories.index(v) for v in arr.tolist()])
+    sw = None if sample_weight is None else check_weights(sample_weight, n, "sample_weight")
+    s = sw
+    if class_weight is not None:
+        counts = np.bincount(y_idx, weights=sw, minlength=classes.size)
+        per_class = per_class_weights(class_weight, classes, counts)
+        with np.errstate(over="ignore"):
+            s = per_class[y_idx] if sw is None else sw * per_class[y_idx]
+        if not np.isfinite(s).all():
+            raise ValueError("sample_weight times class_weight overflows double precision (a product above "
+                             "1.8e308); rescale sample_weight or class_weight (only their ratios matter)")
+    if s is None:
+        return Data(X, classes, targets_of(y_idx, classes.size), feature_names=names)
+    check_positive_classes(np.bincount(y_idx, weights=(s > 0).astype(float), minlength=classes.size), classes)
+    keep = s > 0
+    kept = None
+    if not keep.all():
+        X, y_idx, s, kept = X[keep], y_idx[keep], s[keep], keep
+        sw = None if sw is None else sw[keep]
+    s = s / s.max()  # first to order 1: the sum below cannot overflow, whatever the scale
+    return Data(X, classes, targets_of(y_idx, classes.size), s * (s.size / s.sum()), sw, kept, names)

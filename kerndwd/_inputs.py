@@ -5,9 +5,11 @@ their data with :func:`check_data` (or :func:`check_matrix` for new rows)
 and their other arguments with :func:`build_problem`, which reads the
 declared capabilities of the design and the path solver through the
 engine's one compatibility check (:func:`kerndwd.engine.resolve`).  The
-same bad input therefore gets the same message from every face; a Dask
-collection is sent to :mod:`kerndwd._inputs_dask`, whose messages use the
-same words (:mod:`kerndwd._labels`).
+same bad input therefore gets the same message from every face.  Each entry
+sends a Dask collection to :mod:`kerndwd._inputs_dask` (which checks the
+rows, labels and weights lazily and places them on the workers once) and
+rows in memory, dense, sparse or pandas, to :mod:`kerndwd._data`, whose
+checks of labels and weights both use, in the same words.
 
 Every error names the argument, with the face's own name for it (``lambd``
 and ``max_iter`` for the estimators).  Nothing here modifies its input:
@@ -25,8 +27,8 @@ import numpy as np
 from scipy import sparse
 
 from . import _inputs_dask as dask_inputs
-from ._data import (Data, as_float_array, check_class_levels, check_positive_classes, check_weights, encode_labels,
-                      is_pandas, label_array, label_levels, numeric_dtype, per_class_weights, targets_of)
+from ._data import (MAX_ABS_X, Data, as_float_array, binary_data, check_weights, classifier_data, encode_labels,
+                    float_matrix)
 from ._scalars import check_integer, check_real
 from .engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
 from .engine.capabilities import storage_of
@@ -36,10 +38,6 @@ from .kernels import Kernel, kernel_from_spec, rbfdot, sigest
 __all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
            "check_qvals", "check_n_jobs", "check_flag", "check_kernel", "check_positive_sequence", "Data", "Settings",
            "KernelSpec", "build_problem", "check_classifier_data", "seed_of", "MAX_ABS_X", "MAX_LAMBDA", "QVAL_RANGE", "KERNELS"]
-
-#: Largest magnitude accepted in X: inner products of rows (p terms of up to
-#: MAX_ABS_X^2) must stay far below the largest double (1.8e308).
-MAX_ABS_X = 1e150
 
 #: Largest lambda accepted: ``2 n lambda`` must stay finite.  Far below it
 #: every lambda already gives the intercept-only fit (beta = 0).
@@ -55,81 +53,32 @@ QVAL_RANGE = (1e-4, 1e4)
 # --------------------------------------------------------------------------
 # arrays
 # --------------------------------------------------------------------------
-def _check_finite_and_scale(values, name):
-    # the extremes propagate NaN: two reductions, no temporary array
-    largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
-    if not np.isfinite(largest):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    if largest > MAX_ABS_X:
-        raise ValueError(f"{name} has entries of magnitude up to {largest:.3g}: products of rows overflow double "
-                         f"precision above about {MAX_ABS_X:g}; rescale {name} (e.g. standardise its columns)")
-
-
-def _check_not_empty(shape, name):
-    if shape[0] == 0 or shape[1] == 0:
-        raise ValueError(f"{name} must have at least one row and one column: found {shape[0]} sample(s) and "
-                         f"{shape[1]} feature(s) (shape={shape}) while a minimum of 1 is required.")
-
-
 def _held_by_dask(obj):
     """Whether ``obj`` is a Dask collection (Dask's own test, without importing Dask)."""
     graph = getattr(type(obj), "__dask_graph__", None)
     return callable(graph) and obj.__dask_graph__() is not None
 
 
-def _feature_names(X):
-    """The column names of a DataFrame whose names are all strings, else None."""
-    columns = getattr(X, "columns", None) if hasattr(X, "dtypes") else None
-    if columns is None or not all(isinstance(c, str) for c in columns):
-        return None
-    return np.asarray(list(columns), dtype=object)
-
-
-def check_matrix(X, name="X", persist=False):
+def check_matrix(X, name="X"):
     """Validated rows: a finite 2-D float64 array (C order) from an array, a list or
     a pandas DataFrame; a CSR matrix of floats from a scipy sparse matrix (which
     designs take it is the compatibility check's: the message names ``X``); a
-    Dask array from a Dask collection (persisted on the workers for a fit:
-    ``persist=True``).
+    lazy Dask array from a Dask collection (new rows to predict: their values
+    are checked in each chunk's task).
 
     Parameters
     ----------
     X : array_like, DataFrame, sparse matrix or Dask collection
     name : str
         The argument's name, for the errors.
-    persist : bool
-        For a Dask ``X``: the rows of a fit (persisted, checked at once) rather
-        than new rows to predict (lazy).
 
     Returns
     -------
     ndarray, scipy.sparse.csr_matrix or dask.array.Array
     """
-    if sparse.issparse(X):
-        if np.issubdtype(X.dtype, np.complexfloating):
-            raise ValueError(f"{name}: Complex data not supported; {name} must be real")
-        X = sparse.csr_matrix(X, dtype=float, copy=True)
-        _check_not_empty(X.shape, name)
-        _check_finite_and_scale(X.data, name)
-        return X
-    if not _held_by_dask(X):
-        if is_pandas(X) and hasattr(X, "dtypes") and hasattr(X, "columns"):  # DataFrame
-            bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not numeric_dtype(t)]
-            if bad:
-                raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
-            X = X.to_numpy(dtype=float, na_value=np.nan)
-        arr = as_float_array(X, name, "numeric")
-        if arr.ndim != 2:
-            raise ValueError(
-                f"{name} must be a 2-D array (rows are observations), got {arr.ndim}-D; Reshape your data: "
-                f"{name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single row"
-            )
-        _check_not_empty(arr.shape, name)
-        # C order: the same numbers whatever the input's layout (BLAS sums in memory order)
-        arr = np.ascontiguousarray(arr, dtype=float)
-        _check_finite_and_scale(arr, name)
-        return arr
-    return dask_inputs.check_dask_matrix(X, name, persist=persist)
+    if _held_by_dask(X):
+        return dask_inputs.check_dask_matrix(X, name)
+    return float_matrix(X, name)
 
 
 # --------------------------------------------------------------------------
@@ -152,12 +101,9 @@ def check_data(X, y, wt=None, *, names=None):
     Data
     """
     names = {"X": "X", "y": "y", "wt": "wt", **(names or {})}
-    if not _held_by_dask(X):
-        X = check_matrix(X, names["X"])
-        y_pm, classes = encode_labels(y, X.shape[0], names["y"])
-        w = check_weights(wt, X.shape[0], names["wt"], y=y_pm, classes=classes)
-        return Data(X, classes, (y_pm,), w, w)
-    return dask_inputs.binary_data(X, y, wt, names)
+    if _held_by_dask(X):
+        return dask_inputs.dask_binary_data(X, y, wt, names)
+    return binary_data(X, y, wt, names)
 
 
 def check_classifier_data(X, y, sample_weight=None, class_weight=None):
@@ -180,41 +126,9 @@ def check_classifier_data(X, y, sample_weight=None, class_weight=None):
     """
     from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
 
-    if not _held_by_dask(X):
-        return _classifier_data(X, y, sample_weight, class_weight, DataConversionWarning)
-    return dask_inputs.classifier_data(X, y, sample_weight, class_weight)
-
-
-def _classifier_data(X, y, sample_weight, class_weight, column_warning):
-    names = _feature_names(X)
-    X = check_matrix(X, "X")
-    n = X.shape[0]
-    if n < 2:
-        raise ValueError(f"X needs at least 2 samples (one sample cannot hold two classes), got n_samples = {n}")
-    arr, categories = label_array(y, n, "y", column_warning=column_warning)
-    classes = check_class_levels(label_levels(arr, categories, "y"), "y")
-    y_idx = np.searchsorted(classes, arr) if categories is None else np.array(
-        [categories.index(v) for v in arr.tolist()])
-    sw = None if sample_weight is None else check_weights(sample_weight, n, "sample_weight")
-    s = sw
-    if class_weight is not None:
-        counts = np.bincount(y_idx, weights=sw, minlength=classes.size)
-        per_class = per_class_weights(class_weight, classes, counts)
-        with np.errstate(over="ignore"):
-            s = per_class[y_idx] if sw is None else sw * per_class[y_idx]
-        if not np.isfinite(s).all():
-            raise ValueError("sample_weight times class_weight overflows double precision (a product above "
-                             "1.8e308); rescale sample_weight or class_weight (only their ratios matter)")
-    if s is None:
-        return Data(X, classes, targets_of(y_idx, classes.size), feature_names=names)
-    check_positive_classes(np.bincount(y_idx, weights=(s > 0).astype(float), minlength=classes.size), classes)
-    keep = s > 0
-    kept = None
-    if not keep.all():
-        X, y_idx, s, kept = X[keep], y_idx[keep], s[keep], keep
-        sw = None if sw is None else sw[keep]
-    s = s / s.max()  # first to order 1: the sum below cannot overflow, whatever the scale
-    return Data(X, classes, targets_of(y_idx, classes.size), s * (s.size / s.sum()), sw, kept, names)
+    if _held_by_dask(X):
+        return dask_inputs.dask_classifier_data(X, y, sample_weight, class_weight)
+    return classifier_data(X, y, sample_weight, class_weight, DataConversionWarning)
 
 
 # --------------------------------------------------------------------------

@@ -6,11 +6,15 @@ row-chunked ``dask.array`` or a ``dask.dataframe`` of numeric columns (see
 cluster).  The input layer (:mod:`kerndwd._inputs`) sends any Dask
 collection here; this module imports Dask only when called.
 
-For a fit the validated ``X`` is float64, chunked by rows with one column
-chunk, and persisted on the workers (it is read by every MM pass); the
-labels and the weights become :class:`~kerndwd.engine.chunked.ChunkedRows`
-placed like it.  Every error names the argument with the words of the
-in-memory checks (:mod:`kerndwd._labels`).
+For a fit the rows, the labels and the weights are validated lazily (what
+must be computed, the distinct labels or the weights' signs, is computed
+from their sources, each in one computation), and placed on the workers once,
+at the end (:func:`place`): ``X`` as float64, chunked by rows with one column
+chunk, persisted (it is read by every MM pass) and checked for NaN and
+infinite values; the labels and the weights as
+:class:`~kerndwd.engine.chunked.ChunkedRows`, each chunk stored beside its
+chunk of ``X``, all in one computation.  Every error names the argument with
+the words of the in-memory checks (:mod:`kerndwd._data`).
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._data import (Data, check_class_levels, check_levels, check_positive_classes, check_weight_values,
-                    check_weights, encode_labels, is_missing, label_array, label_levels, per_class_weights)
+                    check_weights, encode_labels, feature_names, is_missing, label_array, label_levels,
+                    per_class_weights)
 from .engine.chunked import ChunkedRows, is_dask_collection, require_dask
 
-__all__ = ["check_dask_matrix", "binary_data", "classifier_data"]
+__all__ = ["check_dask_matrix", "place", "dask_binary_data", "dask_classifier_data"]
 
 
 def _is_dataframe(obj):
@@ -34,7 +39,7 @@ def _finite_block(block, name):
     return block
 
 
-def check_dask_matrix(X, name="X", persist=False):
+def check_dask_matrix(X, name="X", fit=False):
     """A validated Dask array of float64, shape (n, p), one column chunk.
 
     Parameters
@@ -43,12 +48,13 @@ def check_dask_matrix(X, name="X", persist=False):
         Numeric predictors (a DataFrame's columns must all be numeric or bool).
     name : str
         The argument's name, for the errors.
-    persist : bool
-        True for the rows of a fit: ``X`` is persisted on the workers and checked
-        for NaN and infinite values at once (one pass over the data), and a
-        DataFrame's partition lengths are computed from the persisted
-        partitions.  False (``newx`` of a prediction): everything stays lazy,
-        and the finite check runs in each chunk's task when it is computed.
+    fit : bool
+        True for the rows of a fit: the row count of every chunk must be known
+        (a DataFrame is persisted, one read of its partitions, and their
+        lengths are counted in memory); the values are checked for NaN and
+        infinite values where the rows are placed (:func:`place`).  False
+        (``newx`` of a prediction): everything stays lazy, and the finite
+        check runs in each chunk's task when it is computed.
 
     Returns
     -------
@@ -67,7 +73,7 @@ def check_dask_matrix(X, name="X", persist=False):
     --------
     >>> import numpy as np, dask.array as da
     >>> X = da.from_array(np.ones((4, 2), dtype=np.float32), chunks=(2, 1))
-    >>> check_dask_matrix(X, persist=True).chunks
+    >>> check_dask_matrix(X, fit=True).chunks
     ((2, 2), (2,))
     """
     da = require_dask()
@@ -76,7 +82,7 @@ def check_dask_matrix(X, name="X", persist=False):
         bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
         if bad:
             raise TypeError(f"{name} must be numeric; non-numeric columns: {', '.join(bad)}")
-        if persist:
+        if fit:
             # one read of the partitions; their lengths then come from memory
             X = X.astype(float).persist().to_dask_array()
         else:
@@ -95,9 +101,9 @@ def check_dask_matrix(X, name="X", persist=False):
         raise TypeError(f"{name} must be numeric, got a Dask array of dtype {X.dtype}")
     if any(np.isnan(c) for c in X.chunks[1]):
         raise ValueError(f"{name} has unknown column chunk sizes")
-    if from_frame and persist:
+    if from_frame and fit:
         X = X.compute_chunk_sizes()
-    if persist and any(np.isnan(c) for c in X.chunks[0]):
+    if fit and any(np.isnan(c) for c in X.chunks[0]):
         raise ValueError(f"{name} has unknown chunk sizes (NaN in {name}.chunks): a fit needs the rows of every "
                          f"chunk; call {name}.compute_chunk_sizes() first, or build it with known lengths "
                          "(e.g. DataFrame.to_dask_array(lengths=True))")
@@ -107,12 +113,22 @@ def check_dask_matrix(X, name="X", persist=False):
         X = X.rechunk({1: -1})
     if X.dtype != np.float64:
         X = X.astype(np.float64)
-    if not persist:
-        return X.map_blocks(_finite_block, name, dtype=np.float64, meta=np.empty((0, 0)))
+    if fit:
+        return X
+    return X.map_blocks(_finite_block, name, dtype=np.float64, meta=np.empty((0, 0)))
+
+
+def place(X, vectors, name="X"):
+    """``(X, vectors)`` placed on the workers, once, at the end of a fit's checks:
+    ``X`` persisted and checked for NaN and infinite values (one pass over the
+    persisted chunks), then each of ``vectors`` (ChunkedRows, or None) stored
+    beside the chunk of ``X`` it belongs to, all in one computation, so that no
+    pass moves them."""
+    da = require_dask()
     X = X.persist()
     if not bool(da.isfinite(X).all().compute()):
         raise ValueError(f"{name} contains NaN or infinite values")
-    return X
+    return X, ChunkedRows.place(vectors, X)
 
 
 def _is_numeric_dtype(t):
@@ -145,10 +161,11 @@ def _as_row_vector(v, name, n, rows):
     return v.rechunk((rows,))
 
 
-def on_rows(values, rows):
-    """An in-memory vector sent to the workers, chunked like ``rows`` (a Dask array)."""
+def _on_rows(values, rows):
+    """An in-memory vector as a Dask array chunked like ``rows`` (sent to the
+    workers when it is placed)."""
     da = require_dask()
-    return da.from_array(np.asarray(values), chunks=(rows,)).persist()
+    return da.from_array(np.asarray(values), chunks=(rows,))
 
 
 def dask_levels(y, n, rows, name="y"):
@@ -211,76 +228,59 @@ def dask_map_rows(y_idx, values):
     return ChunkedRows.from_dask(y_idx.map_blocks(_take_block, values, dtype=float))
 
 
-def place_rows(vectors, X):
-    """Each of ``vectors`` (ChunkedRows, or None) stored on the workers that hold
-    the chunks of ``X``."""
-    return tuple(None if v is None else v.persist(near=X) for v in vectors)
-
-
-def _frame_names(X):
-    columns = list(X.columns) if _is_dataframe(X) else None
-    if columns is None or not all(isinstance(c, str) for c in columns):
-        return None
-    return np.asarray(columns, dtype=object)
-
-
 def _row_weights(values, n, rows, name):
     """Weights given as a Dask collection (checked in one computation) or in memory
-    (checked, then sent to the workers), as :class:`ChunkedRows`."""
+    (checked), as :class:`ChunkedRows` chunked like ``rows``."""
     if is_dask_collection(values):
         return dask_weights(values, n, rows, name)
-    return ChunkedRows.from_dask(on_rows(check_weights(values, n, name), rows))
+    return ChunkedRows.from_dask(_on_rows(check_weights(values, n, name), rows))
 
 
-def binary_data(X, y, wt, names):
-    """:class:`~kerndwd._data.Data` of ``fit`` for a Dask ``X``: persisted rows, the
-    labels as -1/+1 and the weights placed like them (in memory or Dask)."""
-    X = check_dask_matrix(X, names["X"], persist=True)
+def dask_binary_data(X, y, wt, names):
+    """:class:`~kerndwd._data.Data` of ``fit`` for a Dask ``X``: the labels as -1/+1
+    and the weights, checked, then placed with the rows (:func:`place`)."""
+    X = check_dask_matrix(X, names["X"], fit=True)
     n, rows = X.shape[0], X.chunks[0]
     if is_dask_collection(y):
         y_pm, classes = dask_binary_labels(y, n, rows, names["y"])
     else:
         y_np, classes = encode_labels(y, n, names["y"])
-        y_pm = ChunkedRows.from_dask(on_rows(y_np, rows))
+        y_pm = ChunkedRows.from_dask(_on_rows(y_np, rows))
     w = None if wt is None else _row_weights(wt, n, rows, names["wt"])
-    # each chunk of the labels and weights on the worker holding the chunk of X: no pass moves them
-    y_pm, w = place_rows((y_pm, w), X)
+    X, (y_pm, w) = place(X, (y_pm, w), names["X"])
     return Data(X, classes, (y_pm,), w, w)
 
 
-def classifier_data(X, y, sample_weight, class_weight):
+def dask_classifier_data(X, y, sample_weight, class_weight):
     """:class:`~kerndwd._data.Data` of the estimators for a Dask ``X`` (see
     :func:`kerndwd._inputs.check_classifier_data`); rows of zero weight are kept,
-    the weights ``s n / sum(s)`` over all ``n`` rows."""
+    the weights ``s n / sum(s)`` over all ``n`` rows.  Labels and weights are
+    checked first, then placed with the rows, once (:func:`place`)."""
     da = require_dask()
-    names = _frame_names(X)
-    X = check_dask_matrix(X, "X", persist=True)
-    n, rows = X.shape[0], X.chunks[0]
+    rows_of_X = check_dask_matrix(X, "X", fit=True)
+    n, rows = rows_of_X.shape[0], rows_of_X.chunks[0]
     if n < 2:
         raise ValueError(f"X needs at least 2 samples (one sample cannot hold two classes), got n_samples = {n}")
     if is_dask_collection(y):
         y_rows, levels = dask_levels(y, n, rows, "y")
         classes = check_class_levels(levels, "y")
-        y_idx = dask_class_index(y_rows, classes).persist()
+        y_idx = dask_class_index(y_rows, classes)
     else:
         arr, _ = label_array(y, n, "y")
         classes = check_class_levels(label_levels(arr, None, "y"), "y")
-        y_idx = on_rows(np.searchsorted(classes, arr), rows)
+        y_idx = _on_rows(np.searchsorted(classes, arr), rows)
     sw = None if sample_weight is None else _row_weights(sample_weight, n, rows, "sample_weight")
     s = sw
     if class_weight is not None:
         counts, _ = dask_class_counts(y_idx, classes.size, sw)
         by_row = dask_map_rows(y_idx, per_class_weights(class_weight, classes, counts))
         s = by_row if sw is None else sw * by_row
-    if classes.size == 2:
-        targets = (ChunkedRows.from_dask(da.where(y_idx == 1, 1.0, -1.0)),)
-    else:
-        targets = tuple(ChunkedRows.from_dask(da.where(y_idx == k, 1.0, -1.0)) for k in range(classes.size))
     weights = None
     if s is not None:
-        s = place_rows((s,), X)[0]
         _, positive = dask_class_counts(y_idx, classes.size, s)
         check_positive_classes(positive, classes)
         weights = s * (n / s.sum())
-    placed = place_rows(targets + (weights, sw), X)
-    return Data(X, classes, placed[:-2], placed[-2], placed[-1], feature_names=names)
+    targets = tuple(ChunkedRows.from_dask(da.where(y_idx == k, 1.0, -1.0))
+                    for k in ((1,) if classes.size == 2 else range(classes.size)))
+    placed_X, placed = place(rows_of_X, targets + (weights, sw))
+    return Data(placed_X, classes, placed[:-2], placed[-2], placed[-1], feature_names=feature_names(X))

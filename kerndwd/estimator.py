@@ -2,12 +2,14 @@
 
 It only validates and dispatches: its data go through the input layer
 (:func:`kerndwd._inputs.check_classifier_data`) and its parameters into one
-validated :class:`kerndwd.engine.Problem` (:func:`kerndwd._inputs.build_problem`);
-the fit is one run of the engine's path-solver template per binary target,
-on the one majoriser the problem's design builds, on a path of a single
-lambda.  What it fits is kept in :attr:`DWDClassifier.path_`
-(:class:`kerndwd._model.DWDModel`), through which decision values, labels
-and probabilities go.  No solver loop, and no choice of solver, lives here.
+validated :class:`kerndwd.engine.Problem` (:func:`kerndwd._inputs.build_problem`),
+which it hands to the model layer once (:func:`kerndwd._model.fit_model`:
+one run of the engine's path-solver template per binary target, on the one
+majoriser the problem's design builds, on a path of a single lambda, and
+Platt's calibration when asked).  What comes back is kept in
+:attr:`DWDClassifier.path_` (:class:`kerndwd._model.DWDModel`), through which
+decision values, labels and probabilities go, and from which every fitted
+attribute is read.  No solver loop, and no choice of solver, lives here.
 :class:`~kerndwd.estimator_cv.DWDClassifierCV` chooses lambda and q by
 cross-validation.
 
@@ -18,28 +20,23 @@ only from sources you trust.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._inputs import KernelSpec, Settings, build_problem, check_classifier_data, check_flag, check_matrix, seed_of
-from ._model import fit_targets
+from ._inputs import KernelSpec, Settings, build_problem, check_classifier_data, check_flag, check_matrix
+from ._model import CALIBRATION_FOLDS, fit_model
 from ._scalars import check_real
-from .engine import FactorCache, make_design
-from .engine import crossval as core
+from .engine import make_design
 from .engine.chunked import is_dask_collection
-from .engine.progress import Progress, reporting
 from .kernels import Kernel, rbfdot, vanilladot
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from ._data import Data
     from ._model import DWDModel
-    from .engine import Problem
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -50,11 +47,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
     ) from exc
 
-__all__ = ["DWDClassifier", "FittedModelFaces", "CALIBRATION_FOLDS", "estimator_settings", "record_features"]
-
-#: Folds of the held-out decision values that ``probability=True`` calibrates on
-#: (fewer when a class has fewer samples).
-CALIBRATION_FOLDS = 5
+__all__ = ["DWDClassifier", "FittedModelFaces", "CALIBRATION_FOLDS", "estimator_settings"]
 
 #: The estimators' names for the arguments of the input layer (for the errors)
 NAMES = {"lambdas": "lambd", "qval": "q", "eps": "tol", "maxit": "max_iter"}
@@ -87,16 +80,6 @@ def takes_sparse(est: Any) -> bool:
     return "sparse" in design.capabilities(kern, "sparse").storage
 
 
-def record_features(est: Any, data: Any) -> None:
-    """``n_features_in_`` and ``feature_names_in_`` (those of a DataFrame whose
-    column names are all strings), as scikit-learn's checks expect them."""
-    est.n_features_in_ = data.X.shape[1]
-    if data.feature_names is None:
-        est.__dict__.pop("feature_names_in_", None)
-    else:
-        est.feature_names_in_ = data.feature_names
-
-
 def check_new_rows(est: Any, X: ArrayLike) -> Any:
     """scikit-learn's checks of new rows against the fit (feature names and
     count); the values are checked by the model."""
@@ -109,10 +92,51 @@ def check_new_rows(est: Any, X: ArrayLike) -> Any:
 
 class FittedModelFaces:
     """What both estimators share once fitted: predictions through
-    :attr:`path_` (a :class:`kerndwd._model.DWDModel`), and scikit-learn tags
-    read off the design's capabilities (sparse input where the design takes it)."""
+    :attr:`path_` (a :class:`kerndwd._model.DWDModel`), the fitted attributes
+    read from it (properties: before a fit they are absent, and a refit
+    replaces them all at once), and scikit-learn tags read off the design's
+    capabilities (sparse input where the design takes it)."""
 
     path_: DWDModel
+
+    @property
+    def classes_(self) -> NDArray[Any]:
+        """The sorted labels (``classes_[1]`` is the positive class of two)."""
+        return self.path_.classes
+
+    @property
+    def n_features_in_(self) -> int:
+        """The number of columns fitted on."""
+        return self.path_.n_features
+
+    @property
+    def feature_names_in_(self) -> NDArray[Any]:
+        """The column names of a DataFrame whose names are all strings (absent otherwise)."""
+        names = self.path_.feature_names
+        if names is None:
+            raise AttributeError("feature_names_in_: X had no column names that are all strings")
+        return names
+
+    @property
+    def n_iter_(self) -> NDArray[np.int_]:
+        """Iterations per binary problem."""
+        return self.path_.n_iter
+
+    @property
+    def intercept_(self) -> NDArray[np.float64]:
+        """The intercept per binary problem."""
+        return self.path_.alpha[0].copy()
+
+    @property
+    def coef_(self) -> NDArray[np.float64]:
+        """``beta`` per binary problem (fits with a linear predictor: the linear kernel)."""
+        model = self.path_
+        if model.predictor.coef_space == "beta":
+            return model.alpha[1:].T.copy()
+        beta = model.predictor.beta(model.alpha)
+        if beta is None:
+            raise AttributeError("coef_: a non-linear kernel has no coefficients per feature (see dual_coef_)")
+        return beta.T
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]  # scikit-learn's, next in the estimators' MRO
@@ -419,68 +443,51 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         """
         lambd = check_real(self.lambd, "lambd", "positive")  # one number here, not a path
         data = check_classifier_data(X, y, sample_weight, self.class_weight)
-        record_features(self, data)
         problem = build_problem(data, estimator_settings(self, [lambd], self.q, self.tol, self.stop,
                                                          self.max_iter))
-        if not isinstance(self.probability, (bool, np.bool_)):
-            raise TypeError(f"probability must be True or False, got {self.probability!r}")
-        if self.probability and problem.storage == "remote":
-            raise ValueError("probability=True calibrates on held-out folds of the rows, which a Dask X keeps on "
-                             "the cluster; fit with probability=False, or calibrate on a sample in memory")
-        cache = FactorCache(problem.X, problem.kern)
-        show = check_flag(self.progress, "progress")
-        with reporting(Progress(type(self).__name__, total=len(data.targets), unit="class") if show else None):
-            self.path_ = fit_targets(problem, data.targets, cache)
-            if self.probability:
-                self._calibrate(problem, data, cache)
-        self._publish()
+        self.path_ = fit_model(problem, data, type(self).__name__,
+                               probability=check_flag(self.probability, "probability"),
+                               random_state=self.random_state, progress=check_flag(self.progress, "progress"))
         return self
 
-    def _calibrate(self, problem: Problem, data: Data, cache: FactorCache) -> None:
-        """Platt's sigmoid from held-out decision values (stratified folds drawn
-        from ``random_state``) at the fitted lambda and q."""
-        targets = data.targets
-        y_idx = np.argmax(np.column_stack(targets), axis=1) if len(targets) > 1 else (targets[0] > 0).astype(int)
-        counts = np.bincount(y_idx)
-        if counts.min() < 2:
-            warnings.warn(f"probability=True: a class has {counts.min()} sample, too few to hold out; Platt's "
-                          "sigmoid is fitted to the training decision values instead (over-confident)",
-                          UserWarning, stacklevel=3)
-            D = self.path_.predictor.decision(problem.X, self.path_.alpha)
-            self.path_.calibrate(D.T, targets)
-            return
-        nfolds = int(min(CALIBRATION_FOLDS, counts.min()))
-        rng = np.random.default_rng(seed_of(self.random_state))
-        foldid = np.empty(y_idx.size, dtype=int)
-        for k in np.unique(y_idx):  # stratified: every training part keeps every class
-            rows = np.flatnonzero(y_idx == k)
-            foldid[rows] = rng.permutation(np.resize(np.arange(1, nfolds + 1), rows.size))
-        predmat, _ = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], list(targets))
-        self.path_.calibrate(predmat[0, :, :, 0], targets)
+    @property
+    def kernel_(self) -> Kernel:
+        """The kernel that was fitted."""
+        return self.path_.kern
 
-    def _publish(self) -> None:
-        """The fitted attributes scikit-learn users read, from :attr:`path_`."""
-        model = self.path_
-        A = model.alpha.T  # one row per binary problem, intercept first
-        self.classes_ = model.classes
-        self.kernel_ = model.kern
-        self.solver_ = model.solver
-        self.predictor_ = model.predictor
-        self.intercept_ = A[:, 0].copy()
-        for attr in ("coef_", "dual_coef_", "X_fit_"):
-            self.__dict__.pop(attr, None)
-        if model.predictor.coef_space == "beta":
-            self.coef_ = A[:, 1:].copy()
-        else:
-            self.dual_coef_ = A[:, 1:].copy()
-            if model.predictor.coef_space == "kernel":
-                self.X_fit_ = model.predictor.x
-            beta = model.predictor.beta(A.T)
-            if beta is not None:
-                self.coef_ = beta.T
-        self.n_iter_ = model.n_iter
-        self.kkt_ = model.kkt
-        self.objective_ = model.objective
+    @property
+    def solver_(self) -> str:
+        """The majoriser that solved the fit."""
+        return self.path_.solver
+
+    @property
+    def predictor_(self) -> Any:
+        """Turns the fitted coefficients into decision values."""
+        return self.path_.predictor
+
+    @property
+    def dual_coef_(self) -> NDArray[np.float64]:
+        """Kernel coefficients ``alpha`` (kernel and feature solvers only)."""
+        if self.path_.predictor.coef_space == "beta":
+            raise AttributeError("dual_coef_: a linear fit has coef_ only")
+        return self.path_.alpha[1:].T.copy()
+
+    @property
+    def X_fit_(self) -> NDArray[np.float64]:
+        """The training rows of the kernel expansion (kernel solver only)."""
+        if self.path_.predictor.coef_space != "kernel":
+            raise AttributeError("X_fit_: only a kernel expansion keeps its training rows")
+        return self.path_.predictor.x
+
+    @property
+    def kkt_(self) -> NDArray[np.float64]:
+        """Gradient norm of the objective per binary problem."""
+        return self.path_.kkt
+
+    @property
+    def objective_(self) -> NDArray[np.float64]:
+        """The objective per binary problem, in R's scaling."""
+        return self.path_.objective
 
     @property
     def probA_(self) -> NDArray[np.float64] | None:

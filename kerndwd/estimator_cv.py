@@ -23,7 +23,7 @@ from ._warnings import warn_folds
 from .engine import FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
-from .estimator import DWDClassifier, FittedModelFaces, estimator_settings, record_features
+from .estimator import DWDClassifier, FittedModelFaces, estimator_settings
 from .kernels import Kernel
 
 if TYPE_CHECKING:
@@ -227,7 +227,6 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         qs = check_qvals(self.qvals)
         n_jobs = check_n_jobs(self.n_jobs)
         data = check_classifier_data(X, y, sample_weight, self.class_weight)
-        record_features(self, data)
         foldid = _foldid(self.cv, X, y, data.n if data.kept is None else data.kept.size, self.random_state)
         if data.kept is not None:
             # fold labels must stay 1..K without gaps
@@ -270,15 +269,5 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
             # values at the chosen (lambda, q): no further fits
             self.best_estimator_.path_.calibrate(predmat[iq, :, :, picks[iq, which]], data.targets)
         self.path_ = self.best_estimator_.path_
-        self.classes_ = self.best_estimator_.classes_
-        self.n_iter_ = self.best_estimator_.n_iter_
         return self
-
-    @property
-    def coef_(self) -> NDArray[np.float64]:
-        return self.best_estimator_.coef_
-
-    @property
-    def intercept_(self) -> NDArray[np.float64]:
-        return self.best_estimator_.intercept_
 

@@ -236,12 +236,13 @@ def chunk_layer(name, fn, exprs, leaves, chunks, store):
     return dsk, pending, inputs
 
 
-def persist_unoptimised(array):
-    """``array.persist()`` without Dask's array optimisation, which would rebuild our
-    one-task-per-chunk layers and drop the workers they are meant to run on."""
+def persist_unoptimised(*arrays):
+    """``arrays`` persisted in one computation (a tuple, in their order), without
+    Dask's array optimisation, which would rebuild our one-task-per-chunk layers
+    and drop the workers they are meant to run on."""
     import dask
 
-    return dask.persist(array, optimize_graph=False)[0]
+    return dask.persist(*arrays, optimize_graph=False)
 
 
 def leaf_arrays(inputs):
@@ -311,7 +312,7 @@ def reduce_rows(fn, exprs, leaves, chunks, prefix="reduce"):
     if pending:
         # the chunk tasks' results (partial sums and stored values) stay on the workers
         layer = chunk_graph(name, dsk, dependencies, inputs, chunk_layer=name)
-        kept = persist_unoptimised(da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
+        kept, = persist_unoptimised(da.Array(layer, name, chunks=((1,) * len(chunks),), dtype=object,
                                  meta=np.empty((0,), dtype=object)))
         for j, holder in enumerate(pending):
             holder.array, holder.index = kept, j + 1

@@ -277,7 +277,16 @@ class ChunkedRows:
     def persist(self, near=None):
         """The rows stored on the workers now (one task per chunk), as a leaf;
         ``near``: see :meth:`to_dask`."""
-        return ChunkedRows.from_dask(persist_unoptimised(self.to_dask(near)))
+        return ChunkedRows.place((self,), near)[0]
+
+    @staticmethod
+    def place(vectors, near=None):
+        """Each of ``vectors`` (ChunkedRows, or None) stored on the workers now, in one
+        computation: with ``near`` (see :meth:`to_dask`), each chunk beside the
+        chunk of ``near`` it belongs to."""
+        arrays = [v.to_dask(near) for v in vectors if v is not None]
+        stored = iter(persist_unoptimised(*arrays) if arrays else ())
+        return tuple(None if v is None else ChunkedRows.from_dask(next(stored)) for v in vectors)
 
     def keep(self):
         """The rows, to be stored on the workers by the first reduction that reads
