@@ -52,6 +52,10 @@ class DWDModel:
         The kernel that was fitted.
     solver, method, stop : str
         The majoriser, the path solver and the stopping rule.
+    design : str
+        The design that fitted it (``"exact"``, ``"cg"``, ``"bcd"``, an approximation).
+    chosen : str or None
+        Why, when ``solver="auto"`` picked the design.
     n_iter, kkt, objective : ndarray, shape (n_targets,)
         Iterations, gradient norm and objective per binary problem.
     platt : tuple of float or None
@@ -70,6 +74,8 @@ class DWDModel:
         self.predictor = majoriser.predictor
         self.kern = problem.kern
         self.solver = majoriser.solver
+        self.design = problem.design.name
+        self.chosen = problem.design.chosen
         self.method = problem.method
         self.stop = problem.stop
         self.n_iter, self.kkt, self.objective = n_iter, kkt, objective

@@ -267,7 +267,12 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     n_components : int or None, default None
         Size of the approximation (None: its default); ignored without ``approx``.
     solver : str or None, default None
-        A registered solver of the exact kernel; default the R package's choice.
+        A registered solver of the exact kernel: ``"exact"`` (R's iteration on
+        the eigendecomposition), ``"cg"`` (Newton with preconditioned
+        conjugate gradients on the kernel matrix), ``"bcd"`` (block
+        coordinate descent, without the kernel matrix) or ``"auto"`` (picked
+        from the rows and the memory, :attr:`solver_chosen_` says which).
+        None: ``"auto"`` under ``stop="kkt"``, R's choice under R's rule.
     design_options : dict or None, default None
         Further options of the ``approx`` or ``solver`` design, e.g.
         ``{"dtype": "float32", "landmarks": "kmeans++"}``.
@@ -307,7 +312,12 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     solver_ : str
         Which majoriser solved the fit, for information: R's ``"ldwd"``,
         ``"wldwd"``, ``"kdwd"``, ``"wkdwd"``, or ``"cgldwd"`` (sparse X,
-        conjugate gradients), or another of the engine's.
+        conjugate gradients), or another of the engine's (``"kdwd-cg"``:
+        ``solver="cg"``).
+    solver_chosen_ : str or None
+        Why ``solver="auto"`` picked the design it fitted with (which one,
+        for how many rows, within which memory budget); None when the
+        solver was named.
     predictor_ : object
         Turns the fitted coefficients into decision values
         (:class:`kerndwd.engine.predictors.Predictor`).
@@ -459,6 +469,11 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     def solver_(self) -> str:
         """The majoriser that solved the fit."""
         return self.path_.solver
+
+    @property
+    def solver_chosen_(self) -> str | None:
+        """Why ``solver="auto"`` picked the design it fitted with (None: named)."""
+        return self.path_.chosen
 
     @property
     def predictor_(self) -> Any:

@@ -65,7 +65,10 @@ class DWDPath(RNamed):
     solver : str
         Which majoriser solved it, for information: R's routine names
         ``ldwd``, ``wldwd`` (linear, unweighted or weighted), ``kdwd``,
-        ``wkdwd`` (kernel), or the engine's other solvers.
+        ``wkdwd`` (kernel), or the engine's other solvers (``kdwd-cg``:
+        ``solver="cg"``).
+    chosen : str or None
+        Why ``solver="auto"`` picked the design, or None when it was named.
     design : str
         The design: ``"exact"``, or the kernel approximation or solver named.
     predictor : object
@@ -399,7 +402,13 @@ def fit(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kern
         ``landmarks``) are passed as further keyword arguments, and
         ``random_state`` seeds it (see ``docs/solvers.md``).
     solver : str, optional
-        A registered solver of the exact kernel; default R's choice.
+        A registered solver of the exact kernel: ``"exact"`` (R's iteration,
+        on the eigendecomposition of ``K`` for a kernel), ``"cg"`` (Newton
+        with Nystrom-preconditioned conjugate gradients on ``K``, no
+        decomposition), ``"bcd"`` (block coordinate descent, ``O(n b)``
+        memory) or ``"auto"`` (one of them, picked from ``n`` and the
+        memory: ``path.chosen`` and ``print(path)`` say which and why).
+        Default: ``"auto"`` under ``stop="kkt"``, R's choice under R's rule.
     progress : bool, default False
         Show the lambdas done, the passes and the gradient norm while the
         path is fitted (with ``tqdm`` when installed; plain lines on standard

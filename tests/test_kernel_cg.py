@@ -244,5 +244,6 @@ def test_auto_runs_through_cv_and_the_estimator():
     ref = kerndwd.cv(X, y, lam, kern=kerndwd.rbfdot(1.0), solver="exact", stop="kkt", nfolds=3, random_state=0)
     np.testing.assert_allclose(cvres.cvm, ref.cvm, atol=1.5 / 1600)
     clf = kerndwd.DWDClassifier(kernel="rbf", gamma=1.0, lambd=0.01, solver="auto").fit(X, y)
-    assert clf.solver_ == "kdwd-cg"
+    assert clf.solver_ == "kdwd-cg" and clf.path_.design == "cg"
+    assert clf.solver_chosen_.startswith("solver='auto': n = 1600 rows")
     assert (clf.predict(X) == np.where(clf.decision_function(X) > 0, 1.0, -1.0)).all()

@@ -27,7 +27,7 @@ from __future__ import annotations
 from ..._scalars import check_real
 from ..cache import MEMORY_FRACTION, memory_budget
 from ..capabilities import DesignCapabilities
-from ..kernel_cg import DEFAULT_RANK
+from ..kernel_cg import default_rank
 from .base import Design, make_design, register_design
 
 __all__ = ["AutoDesign", "EIGEN_MAX_ROWS"]
@@ -95,7 +95,7 @@ class AutoDesign(Design):
             return pick("exact", "the linear kernel or rows not in memory: R's choice of form")
         if n <= EIGEN_MAX_ROWS:
             return pick("exact", f"n = {n} rows: the eigendecomposition of the kernel matrix")
-        need = 8.0 * n * n + 16.0 * n * min(n, DEFAULT_RANK)
+        need = 8.0 * n * n + 16.0 * n * default_rank(n)
         budget = memory_budget(self.memory, need)
         if need <= budget:
             return pick("cg", f"n = {n} rows, the kernel matrix takes {_gib(need)} of a {_gib(budget)} budget: "

@@ -12,14 +12,14 @@ same optimum as the default solver (R has no such solver, so the gradient
 rule is the default).
 
 Memory: the kernel matrix (``8 n^2`` bytes) plus ``n m`` numbers for the
-preconditioner (``m = rank``, :data:`kerndwd.engine.kernel_cg.DEFAULT_RANK`).
+preconditioner (``m = rank``, :func:`kerndwd.engine.kernel_cg.default_rank`).
 """
 
 from __future__ import annotations
 
 from ..._scalars import check_integer
 from ..capabilities import DesignCapabilities
-from ..kernel_cg import DEFAULT_RANK, pivoted_landmarks
+from ..kernel_cg import default_rank, pivoted_landmarks
 from ..kernel_checks import check_kernel_rows
 from ..majorisers.kernel_cg import KernelMatrixCG
 from ..predictors import KernelPredictor
@@ -40,7 +40,8 @@ class KernelCGDesign(Design):
         landmarks are chosen by pivoted Cholesky).
     rank : int or None, default None
         Landmarks of the preconditioner, a positive integer (None:
-        :data:`~kerndwd.engine.kernel_cg.DEFAULT_RANK`; clipped to ``n``).
+        :func:`~kerndwd.engine.kernel_cg.default_rank`, 7.5% of the rows
+        within 100 to 1500; clipped to ``n``).
         It changes the work per iteration, never the fit.
 
     Raises
@@ -72,7 +73,7 @@ class KernelCGDesign(Design):
     def __init__(self, random_state=None, **options):
         super().__init__(random_state=random_state, **options)
         rank = options.get("rank")
-        self.rank = DEFAULT_RANK if rank is None else check_integer(rank, "rank", 1)
+        self.rank = None if rank is None else check_integer(rank, "rank", 1)
 
     def blas_work(self, problem):
         # forming K (n^2 p) once; a pass reads K a few tens of times
@@ -84,5 +85,6 @@ class KernelCGDesign(Design):
     def majoriser(self, problem, cache):
         K = cache.kernel_matrix()  # checked: finite, and k(x, x) = 1 where it must be
         cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
-        landmarks = cache.memo(("pivoted_landmarks", self.rank), lambda: pivoted_landmarks(K, self.rank))
+        rank = default_rank(problem.n) if self.rank is None else self.rank
+        landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
         return KernelMatrixCG(K, problem.loss, KernelPredictor(problem.kern, problem.X), landmarks)
