@@ -212,7 +212,8 @@ def test_cg_is_refused_by_name_where_it_does_not_fit():
 def test_auto_picks_by_rows_and_memory_and_says_why():
     auto = make_design("auto", {"memory": 1e9})
     rbf = kerndwd.rbfdot(1.0)
-    assert auto.for_rows(1000, 3, rbf, "dense", False).name == "exact"
+    assert auto.for_rows(200, 3, rbf, "dense", False).name == "exact"
+    assert auto.for_rows(201, 3, rbf, "dense", False).name == "cg"
     cg = auto.for_rows(5000, 3, rbf, "dense", True)
     assert cg.name == "cg" and "conjugate gradients" in cg.chosen and "5000" in cg.chosen
     bcd = auto.for_rows(20000, 3, rbf, "dense", False)  # 3.2 GB of K > 1 GB
@@ -224,26 +225,26 @@ def test_auto_picks_by_rows_and_memory_and_says_why():
 
 
 def test_auto_is_the_default_under_the_gradient_rule_and_r_keeps_rs_solver():
-    X, y = circle(1600, 8)
+    X, y = circle(400, 8)
     rbf = kerndwd.rbfdot(1.0)
     kkt = kerndwd.fit(X, y, [0.1], kern=rbf, stop="kkt")
     assert kkt.design == "cg" and kkt.chosen.startswith("solver='auto'")
     assert "chosen by solver='auto'" in repr(kkt)
-    r = kerndwd.fit(X[:200], y[:200], [0.1], kern=rbf)
+    r = kerndwd.fit(X[:150], y[:150], [0.1], kern=rbf)
     assert r.design == "exact" and r.chosen is None and r.stop == "step"
-    explicit = kerndwd.fit(X[:200], y[:200], [0.1], kern=rbf, solver="auto")
+    explicit = kerndwd.fit(X[:150], y[:150], [0.1], kern=rbf, solver="auto")
     assert explicit.design == "exact" and explicit.stop == "kkt" and explicit.method == "newton"
     eig = kerndwd.fit(X, y, [0.1], kern=rbf, stop="kkt", solver="exact")
     np.testing.assert_allclose(kkt.objective, eig.objective, rtol=1e-8)
 
 
 def test_auto_runs_through_cv_and_the_estimator():
-    X, y = circle(1600, 9)
+    X, y = circle(600, 9)
     lam = [0.1, 0.01]
     cvres = kerndwd.cv(X, y, lam, kern=kerndwd.rbfdot(1.0), solver="auto", nfolds=3, random_state=0)
     ref = kerndwd.cv(X, y, lam, kern=kerndwd.rbfdot(1.0), solver="exact", stop="kkt", nfolds=3, random_state=0)
-    np.testing.assert_allclose(cvres.cvm, ref.cvm, atol=1.5 / 1600)
+    np.testing.assert_allclose(cvres.cvm, ref.cvm, atol=1.5 / 600)
     clf = kerndwd.DWDClassifier(kernel="rbf", gamma=1.0, lambd=0.01, solver="auto").fit(X, y)
     assert clf.solver_ == "kdwd-cg" and clf.path_.design == "cg"
-    assert clf.solver_chosen_.startswith("solver='auto': n = 1600 rows")
+    assert clf.solver_chosen_.startswith("solver='auto': n = 600 rows")
     assert (clf.predict(X) == np.where(clf.decision_function(X) > 0, 1.0, -1.0)).all()
