@@ -75,8 +75,12 @@ def measure(call, settings, repeat, min_seconds=1.5, max_repeat=300):
     single = time.perf_counter() - t0
     count = int(min(max_repeat, max(repeat, np.ceil(min_seconds / max(single, 1e-6)))))
     times = {s: [] for s in settings}
-    for _ in range(count):
-        for s in settings:  # alternated, so a drift of the machine touches every setting alike
+    settings = list(settings)
+    for k in range(count):
+        # alternated, so a drift of the machine touches every setting alike, and rotated, so
+        # that each setting follows each other one equally often: BLAS threads left spinning by
+        # a multi-threaded run slow whatever runs next beside a competing job
+        for s in settings[k % len(settings):] + settings[:k % len(settings)]:
             if s == "default":
                 t0 = time.perf_counter()
                 call()
