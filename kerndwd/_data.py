@@ -274,6 +274,10 @@ def check_positive_classes(positive, classes):
     """``ValueError`` unless every class keeps rows of positive weight (``positive``
     counts them per class)."""
     present = np.flatnonzero(positive)
+    if present.size == 0:  # every product underflowed to zero, or every weight was zero
+        raise ValueError("sample_weight and class_weight leave no sample of positive weight (their products are "
+                         "zero, or below the smallest double); DWD needs samples of at least 2 classes with "
+                         "positive weight: rescale sample_weight or class_weight (only their ratios matter)")
     if present.size < 2:
         raise ValueError(f"sample_weight and class_weight leave positive weight on one class only "
                          f"({classes[present[0]]!r}); DWD needs samples of at least 2 classes with positive weight")

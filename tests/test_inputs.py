@@ -130,3 +130,17 @@ def test_weights_that_remove_a_class_are_refused(data):
     X, y = data
     with pytest.raises(ValueError, match="wt gives class -1 no positive weight"):
         kerndwd.fit(X, y, [0.1], kern=LIN, wt=(y > 0).astype(float))
+
+
+def test_weights_whose_products_underflow_everywhere_are_refused_by_name():
+    """``sample_weight`` times ``class_weight`` below the smallest double on every
+    row leaves no sample of positive weight: a ``ValueError`` naming both,
+    not an ``IndexError`` from the message that names the one class left
+    (found by the randomized property step, seed 1619534692)."""
+    X = np.zeros((4, 1))
+    y = np.array([1, -1, -1, -1])
+    clf = kerndwd.DWDClassifier(kernel="linear", class_weight={1: 1e-300, -1: 1.0})
+    with pytest.raises(ValueError, match="sample_weight and class_weight leave no sample of positive weight"):
+        clf.fit(X, y, sample_weight=np.array([1e-24, 0.0, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="sample_weight must have at least one positive entry"):
+        kerndwd.DWDClassifier(kernel="linear").fit(X, y, sample_weight=np.zeros(4))
