@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-__all__ = ["quiet_kernel", "check_kernel_matrix", "check_semidefinite", "check_kernel_rows", "check_definite", "check_kernel_diagonal", "kernel_diagonal",
+__all__ = ["quiet_kernel", "check_kernel_matrix", "check_semidefinite", "check_kernel_rows", "check_sampled_definite", "check_definite", "check_kernel_diagonal", "kernel_diagonal",
            "UNIT_DIAGONAL_RTOL", "NEGATIVE_EIGENVALUE_RTOL", "DEFINITENESS_SAMPLE"]
 
 #: How far from 1 the computed diagonal of a stationary kernel (k(x, x) = 1)
@@ -143,3 +143,25 @@ def check_kernel_rows(kern, X):
     check_kernel_diagonal(kernel_diagonal(kern, X), kern)
     if not kern.always_psd:
         check_definite(check_kernel_matrix(quiet_kernel(kern, X[_sample(X.shape[0])]), kern), kern)
+
+
+def check_sampled_definite(K, kern):
+    """The definiteness part of :func:`check_kernel_rows` for a kernel matrix
+    already formed (and checked by :func:`check_kernel_matrix`): on its
+    principal submatrix of :data:`DEFINITENESS_SAMPLE` rows spread evenly,
+    without evaluating the kernel again.
+
+    Parameters
+    ----------
+    K : ndarray, shape (n, n)
+    kern : Kernel
+
+    Raises
+    ------
+    ValueError
+        Naming ``kern``, as the exact solver's checks do.
+    """
+    if not kern.always_psd:
+        rows = _sample(K.shape[0])
+        check_definite(K[np.ix_(rows, rows)], kern)
+

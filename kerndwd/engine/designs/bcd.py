@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..._scalars import check_integer
 from ..cache import memory_budget
 from ..capabilities import DesignCapabilities
-from ..kernel_checks import check_kernel_rows
+from ..kernel_checks import check_kernel_rows, check_sampled_definite
 from ..majorisers.blocks import DEFAULT_BLOCK_SIZE, BlockCoordinateKernel
 from .base import Design, register_design
 
@@ -108,7 +108,11 @@ class BlockCoordinateDesign(Design):
             cache.kernel_matrix()
 
     def majoriser(self, problem, cache):
-        cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
-        K = cache.kernel_matrix() if self.keeps_kernel(problem.n) else None
+        if self.keeps_kernel(problem.n):  # checked when formed: only the sampled definiteness is left
+            K = cache.kernel_matrix()
+            cache.memo("kernel_sample_definite", lambda: check_sampled_definite(K, problem.kern))
+        else:
+            K = None
+            cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
         return BlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,
                                      block_size=self.block_size, random_state=self.random_state, K=K)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..._scalars import check_integer
 from ..capabilities import DesignCapabilities
 from ..kernel_cg import default_rank, pivoted_landmarks
-from ..kernel_checks import check_kernel_rows
+from ..kernel_checks import check_sampled_definite
 from ..majorisers.kernel_cg import KernelMatrixCG
 from ..predictors import KernelPredictor
 from .base import Design, register_design
@@ -84,7 +84,7 @@ class KernelCGDesign(Design):
 
     def majoriser(self, problem, cache):
         K = cache.kernel_matrix()  # checked: finite, and k(x, x) = 1 where it must be
-        cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
+        cache.memo("kernel_sample_definite", lambda: check_sampled_definite(K, problem.kern))
         rank = default_rank(problem.n) if self.rank is None else self.rank
         landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
         return KernelMatrixCG(K, problem.loss, KernelPredictor(problem.kern, problem.X), landmarks)
