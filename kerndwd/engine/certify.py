@@ -126,13 +126,11 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None)
         applied = form.apply(theta).reshape(form.n, -1)
     else:
         applied = decisions - b[None, :]
-    if slopes is not None and (np.abs(slopes) <= _slope_tolerance(objective)).all():
-        b_star = b
-    else:
-        b_star = _best_intercepts(b, applied, objective)
+    at_start = slopes is not None and np.abs(slopes).max() <= _slope_tolerance(objective)
+    b_star = b if at_start else _best_intercepts(b, applied, objective)
     with np.errstate(over="ignore", invalid="ignore"):
         at_best, z = objective.data_term_and_derivative(b_star[None, :] + applied)
-        values = at_best if np.array_equal(b_star, b) else objective.data_term(b[None, :] + applied)
+        values = at_best if at_start or np.array_equal(b_star, b) else objective.data_term(b[None, :] + applied)
         dual = form.dual_norm_sq(z / form.n, theta, lambdas)
         bound = np.maximum(values - at_best, 0.0) + dual / (4.0 * lambdas)
     return np.where(np.isfinite(bound), bound, np.inf)

@@ -23,6 +23,14 @@ import numpy as np
 __all__ = ["Objective"]
 
 
+def _mean(values, n):
+    """The mean of the ``n`` rows of ``values`` (a float for a vector, one per column
+    for a matrix): numpy's ``mean``, the same sum and division, without its dispatch."""
+    if values.ndim == 1:
+        return float(values.sum()) / n
+    return values.sum(axis=0) / n
+
+
 class Objective:
     """``F`` on the rows of ``form`` for the labels ``y`` and the loss ``loss``.
 
@@ -76,9 +84,8 @@ class Objective:
         -------
         float or ndarray of shape (L,)
         """
-        if f.ndim == 1:
-            return self.loss.mean(self.y * f)
-        return self._weighted(self.loss.value(self._margins(f))).mean(axis=0)
+        values = self._weighted(self.loss.value(self._margins(f)))
+        return _mean(values, self.n)
 
     def value(self, f, penalty, lam):
         """``F`` from the decision values and the penalty at them.
@@ -96,6 +103,18 @@ class Objective:
         float
         """
         return self.data_term(f) + lam * penalty
+
+    def value_at_zero(self):
+        """``F`` at ``b0 = 0, theta = 0``, where every path starts: every margin is
+        0, where ``V_q = 1``, so ``F`` is the mean weight (1 unweighted) whatever
+        lambda, the same number :meth:`value` gives there, without a pass over the rows.
+
+        Returns
+        -------
+        float
+        """
+        weights = self.loss.weights
+        return 1.0 if weights is None else _mean(weights, self.n)
 
     def derivative(self, f):
         """``z_i = w_i y_i V_q'(y_i f_i)``: the data term's derivative in ``f``, times ``n``.
@@ -127,8 +146,8 @@ class Objective:
         """
         values, derivs = self.loss.values_and_derivs(self._margins(f))
         if f.ndim == 1:
-            return float(np.mean(self._weighted(values))), self.wy * derivs
-        return self._weighted(values).mean(axis=0), self._weighted(self.y[:, None] * derivs)
+            return _mean(self._weighted(values), self.n), self.wy * derivs
+        return _mean(self._weighted(values), self.n), self._weighted(self.y[:, None] * derivs)
 
     def derivatives_and_curvatures(self, f):
         """``(z, d)``: ``z`` as :meth:`derivative`, and ``d_i = w_i V_q''(y_i f_i)``, the
@@ -193,6 +212,6 @@ class Objective:
             values = loss.weights * values
             z = loss.weights * z
         n = form.n
-        value = float(np.mean(values)) + lam * form.penalty(theta, applied)
+        value = _mean(values, n) + lam * form.penalty(theta, applied)
         grad = np.concatenate(([z.sum() / n], form.apply_t(z) / n + lam * form.penalty_grad(theta, applied)))
         return f, value, grad

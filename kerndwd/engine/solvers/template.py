@@ -385,7 +385,8 @@ def _solve_path(majoriser, problem, callback):
     it = primary
     it.reset()
     for l, lam in enumerate(lambdas):
-        start, start_value = it.snapshot(), it.value(lam)
+        # the first lambda starts from zero (the reset above), where F is known without a pass
+        start, start_value = it.snapshot(), objective.value_at_zero() if l == 0 else it.value(lam)
         limit = maxit - total
         used = 0
         if monitor is not None:  # passes counted as they go only where a lambda is slow to show
