@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import sparse
 
 from .chunked import is_dask_collection
@@ -43,6 +44,8 @@ def storage_of(X):
     >>> storage_of(np.ones((2, 2)))
     'dense'
     """
+    if type(X) is np.ndarray:  # what the input layer makes of rows in memory, found at once
+        return "dense"
     if sparse.issparse(X):
         return "sparse"
     if is_dask_collection(X):

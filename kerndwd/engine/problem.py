@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -128,9 +129,10 @@ class Problem:
     def p(self):
         return self.X.shape[1]
 
-    @property
+    @cached_property
     def storage(self):
-        """How the rows are held: ``"dense"``, ``"sparse"`` or ``"remote"`` (a Dask array)."""
+        """How the rows are held: ``"dense"``, ``"sparse"`` or ``"remote"`` (a Dask array).
+        Read several times a fit, found once (the rows of a problem never change)."""
         return storage_of(self.X)
 
     def fingerprint(self):

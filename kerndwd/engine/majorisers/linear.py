@@ -42,6 +42,13 @@ def check_finite_majoriser(A):
                          "rescale X or the weights (wt, sample_weight, class_weight: only their ratios matter)")
 
 
+def _add_to_diagonal(A, value, start=0):
+    """Add ``value`` to the diagonal of the square ``A`` from entry ``(start, start)``
+    on, in place, through a flat stride (no index arrays to build)."""
+    k = A.shape[0]
+    A.flat[start * (k + 1)::k + 1] += value
+
+
 def spd_solver(P, explicit=False):
     """``rhs -> P^-1 rhs`` for a symmetric majoriser ``P`` that should be
     positive definite: by Cholesky, or, when rounding has left ``P``
@@ -213,7 +220,7 @@ class LinearCholesky(LinearPenalty, Majoriser):
         with np.errstate(over="ignore", invalid="ignore"):
             A = form.gram(loss.weights)
         check_finite_majoriser(A)
-        A[np.diag_indices(self.ncoef)] += gam
+        _add_to_diagonal(A, gam)
         self.A = A
 
     def newton_system(self):
@@ -224,7 +231,7 @@ class LinearCholesky(LinearPenalty, Majoriser):
         solve = self._solves.get(lam)
         if solve is None:
             P = self.A.copy()
-            P[np.arange(1, self.ncoef), np.arange(1, self.ncoef)] += 2.0 * n * lam / M
+            _add_to_diagonal(P, 2.0 * n * lam / M, start=1)
             solve = self._solves[lam] = spd_solver(P, explicit=True)  # R's explicit inverse, once per lambda
         penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
         penalty_scale[0] = 0.0
