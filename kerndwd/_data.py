@@ -177,12 +177,19 @@ def label_array(y, n, name, column_warning=None):
                 kinds = sorted({type(v).__name__ for v in arr})
                 raise TypeError(f"{name} must hold numbers or strings, got {', '.join(kinds)}")
             arr = np.array(arr.tolist())  # numbers (bools included) get a numeric dtype
-    if np.issubdtype(arr.dtype, np.number) and not np.isfinite(arr.astype(float)).all():
+    if np.issubdtype(arr.dtype, np.number) and not np.isfinite(arr.astype(float, copy=False)).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr, categories
 
 
 def label_levels(arr, categories, name):
+    """The sorted distinct labels of ``arr`` (a Categorical's in category order)."""
+    if categories is None and arr.dtype.kind in "biuf" and arr.size:
+        # numbers: when every label is the smallest or the largest, those are the levels, found
+        # without a sort (where a float zero could carry either sign, np.unique decides as always)
+        lo, hi = arr.min(), arr.max()
+        if ((arr == lo) | (arr == hi)).all() and not (arr.dtype.kind == "f" and (lo == 0 or hi == 0)):
+            return np.array([lo] if lo == hi else [lo, hi], dtype=arr.dtype)
     try:
         levels = np.unique(arr)
     except TypeError:

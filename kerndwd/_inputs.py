@@ -31,6 +31,7 @@ from ._data import (MAX_ABS_X, Data, as_float_array, binary_data, check_weights,
                     float_matrix)
 from ._scalars import check_integer, check_real
 from .engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
+from .engine.designs.feature_bcd import feature_block_design
 from .engine.capabilities import storage_of
 from .engine.chunked import ChunkedRows, is_dask_collection
 from .kernels import Kernel, kernel_from_spec, rbfdot, sigest
@@ -48,6 +49,9 @@ MAX_LAMBDA = 1e200
 #: 1e-4 of the gradient and a path would end where it started; the loss is
 #: then within 1e-4 of its limits (the hinge as q grows).
 QVAL_RANGE = (1e-4, 1e4)
+
+#: The smallest normal double, the smallest lambda accepted.
+_TINY = float(np.finfo(float).tiny)
 
 
 # --------------------------------------------------------------------------
@@ -159,15 +163,16 @@ def check_lambdas(lambdas, n, name="lambdas"):
         if n <= 10000:
             return 10.0 ** np.linspace(3, -3, 100)
         return 10.0 ** np.linspace(0, -7, 100)
-    lam = check_positive_sequence(lambdas, name)
-    if lam.max() > MAX_LAMBDA:
-        raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {lam.max():.3g}): 2 n lambda would overflow, "
+    lam = check_positive_sequence(lambdas, name)  # a copy: returned as it is when already decreasing
+    decreasing = bool((lam[:-1] >= lam[1:]).all())
+    ordered = lam if decreasing else np.sort(lam)[::-1].copy()
+    if ordered[0] > MAX_LAMBDA:
+        raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {ordered[0]:.3g}): 2 n lambda would overflow, "
                          "and any lambda that large gives the intercept-only fit")
-    if lam.min() < np.finfo(float).tiny:
-        raise ValueError(f"{name} must be at least {np.finfo(float).tiny:.3g} (the smallest normal double), "
-                         f"got {lam.min():.3g}: below it lambda carries no precision")
-    ordered = np.sort(lam)[::-1].copy()
-    if not np.array_equal(ordered, lam):
+    if ordered[-1] < _TINY:
+        raise ValueError(f"{name} must be at least {_TINY:.3g} (the smallest normal double), "
+                         f"got {ordered[-1]:.3g}: below it lambda carries no precision")
+    if not decreasing:
         warnings.warn(f"{name} were sorted decreasing, as the path is fitted (warm starts from large to small "
                       f"lambda): column j of the result is at path.lambda_[j], not at the j-th lambda given",
                       UserWarning, stacklevel=4)
@@ -357,8 +362,11 @@ class Settings:
 
 def _design(settings):
     approx, solver, options = settings.approx, settings.solver, settings.design_options or {}
+    if approx is not None and solver == "bcd":  # the approximation by sweeps over blocks of its columns
+        return feature_block_design(approx, options, random_state=seed_of(settings.random_state))
     if approx is not None and solver is not None:
-        raise ValueError(f"give approx or solver, not both (got approx={approx!r}, solver={solver!r})")
+        raise ValueError(f"give approx or solver, not both, except solver='bcd' with approx (got approx={approx!r}, "
+                         f"solver={solver!r})")
     if approx is None and solver is None and options:
         raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(options))}: "
                         "design options are accepted only together with approx= or solver=")

@@ -441,7 +441,9 @@ def fit(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kern
                         design_options=design_options, random_state=random_state)
     show = check_flag(progress, "progress")
     problem = build_problem(check_data(X, y, wt), settings)
-    with reporting(Progress("fit") if show else None):
+    if not show:
+        return fit_problem(problem)
+    with reporting(Progress("fit")):
         return fit_problem(problem)
 
 
