@@ -8,6 +8,8 @@
 * :mod:`.auto` -- ``solver="auto"``: the exact kernel's solver chosen from the rows and the memory;
 * :mod:`.cg` -- the exact kernel on the kernel matrix by Newton's method with
   Nystrom-preconditioned conjugate gradients (``solver="cg"``);
+* :mod:`.feature_bcd` -- the kernel approximations by block coordinate descent
+  (``approx="nystroem"`` or ``"rff"`` with ``solver="bcd"``);
 * :mod:`.dask` -- the forms of rows held by a Dask cluster (linear and feature
   designs on such rows).
 """
@@ -19,6 +21,8 @@ from .bcd import BlockCoordinateDesign
 from .cg import KernelCGDesign
 from .exact import ExactDesign
 from .features import FeatureDesign, FourierDesign, NystroemDesign
+from .feature_bcd import FourierBlockDesign, NystroemBlockDesign, feature_block_design
 
 __all__ = ["AutoDesign", "BlockCoordinateDesign", "Design", "KernelCGDesign", "ExactDesign", "FeatureDesign", "FourierDesign", "NystroemDesign",
+           "FourierBlockDesign", "NystroemBlockDesign", "feature_block_design",
            "build_majoriser", "design_class", "design_names", "make_design", "register_design"]

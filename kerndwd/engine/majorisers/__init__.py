@@ -5,6 +5,8 @@
 * :mod:`.kernel` -- ``f = b0 + K alpha``: eigenbasis (``kdwd``) and Cholesky (``wkdwd``);
 * :mod:`.iterative` -- sparse or very wide linear forms, by conjugate gradients;
 * :mod:`.blocks` -- the exact kernel by block coordinate sweeps, without ``K``;
+* :mod:`.feature_blocks` -- kernel approximations by sweeps over blocks of
+  features or landmarks;
 * :mod:`.contract` -- what every majoriser promises.
 """
 
