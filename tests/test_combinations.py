@@ -27,6 +27,7 @@ from scipy import sparse
 
 import kerndwd
 from kerndwd.engine import design_names, make_design, solver_capabilities, solver_names
+from kerndwd.engine.designs.feature_bcd import BLOCK_DESIGNS, feature_block_design
 
 pd = pytest.importorskip("pandas")
 da = pytest.importorskip("dask.array")
@@ -46,12 +47,25 @@ FACES = {"fit": ("dense", "sparse", "remote"), "predict": ("dense", "sparse", "r
 KERNELS = {"linear": kerndwd.vanilladot(), "rbf": kerndwd.rbfdot(0.5)}
 
 
+#: The kernel approximations by block coordinate descent, selected by ``approx=``
+#: together with ``solver="bcd"`` (no registered name of their own): named
+#: ``"<approx>+bcd"`` in this grid
+BLOCK_VARIANTS = {f"{name}+bcd": name for name in BLOCK_DESIGNS}
+
+
+def _design_of(name):
+    if name in BLOCK_VARIANTS:
+        return feature_block_design(BLOCK_VARIANTS[name], {})
+    return make_design(name, {}, argument=_argument(name))
+
+
 def _designs():
-    """(design name, argument, kernel name) for every registered design: the linear
-    kernel where the design serves it with sparse rows, and the rbf kernel."""
+    """(design name, argument, kernel name) for every registered design and block
+    variant: the linear kernel where the design serves it with sparse rows, and the
+    rbf kernel."""
     out = []
-    for name in design_names():
-        design = make_design(name, {}, argument=_argument(name))
+    for name in design_names() + list(BLOCK_VARIANTS):
+        design = _design_of(name)
         for kname, kern in KERNELS.items():
             caps = design.capabilities(kern, "dense")
             if caps.kernels is not None and kern.name not in caps.kernels:
@@ -109,7 +123,7 @@ def _expected_refusal(face, design, kname, method, stop, kind):
     storage = STORAGE[kind]
     if storage not in FACES[face]:
         return "X"
-    caps = make_design(design, {}, argument=_argument(design)).capabilities(kern, storage)
+    caps = _design_of(design).capabilities(kern, storage)
     if storage not in caps.storage:
         return "X"
     if method is None:
@@ -125,19 +139,24 @@ def _expected_refusal(face, design, kname, method, stop, kind):
 def _settings(design, kname, method, stop):
     kw = dict(kern=KERNELS[kname], method=method, stop=stop, eps=1e-8 if stop == "kkt" else 1e-5, maxit=20000,
               random_state=0)
-    if design != "exact":
-        kw[_argument(design)] = design
+    kw.update(_design_kw(design))
+    return kw
+
+
+def _design_kw(design, estimator=False):
+    """The arguments that select ``design`` (several blocks for the block variants:
+    a face's keyword, an estimator's ``design_options``)."""
+    if design in BLOCK_VARIANTS:
+        blocks = {"design_options": {"block_size": 4}} if estimator else {"block_size": 4}
+        return dict(approx=BLOCK_VARIANTS[design], solver="bcd", n_components=15, **blocks)
+    kw = {} if design == "exact" else {_argument(design): design}
     if design in ("nystroem", "rff"):
         kw["n_components"] = 15
     return kw
 
 
 def _estimator_params(design, kname, method, stop, cv=False):
-    kw = dict(kernel=KERNELS[kname], method=method, random_state=0, max_iter=20000)
-    if design != "exact":
-        kw[_argument(design)] = design
-    if design in ("nystroem", "rff"):
-        kw["n_components"] = 15
+    kw = dict(kernel=KERNELS[kname], method=method, random_state=0, max_iter=20000, **_design_kw(design, estimator=True))
     if cv:
         return dict(lambdas=LAMBDAS, cv=3, cv_stop=stop, cv_tol=1e-8 if stop == "kkt" else 1e-5, stop="kkt",
                     tol=1e-8, **kw)
@@ -208,6 +227,6 @@ def test_every_combination_answers_as_dense_rows_or_names_what_refuses_it(face, 
 def test_the_grid_covers_every_registered_design_and_solver():
     designs = {d for _, d, _, _, _ in CASES}
     solvers = {m for _, _, _, m, _ in CASES} - {None}
-    assert designs == set(design_names()) and solvers == set(solver_names())
+    assert designs == set(design_names()) | set(BLOCK_VARIANTS) and solvers == set(solver_names())
     assert len(CASES) == len(FACES) * len(_designs()) * (len(solver_names()) + 1) * 2
     assert {k for k in itertools.chain.from_iterable([[s] for s in STORAGE.values()])} == {"dense", "sparse", "remote"}

@@ -23,6 +23,7 @@ from kerndwd.engine import (FactorCache, FeatureDesign, Problem, build_majoriser
                             solver_capabilities, solver_names)
 from _engine import evaluate, mm_path
 from kerndwd.engine.designs import base as designs_module
+from kerndwd.engine.designs.feature_bcd import BLOCK_DESIGNS, feature_block_design
 from kerndwd.engine import register_design
 from kerndwd.engine.forms import Form
 from kerndwd.engine.majorisers import Majoriser, check_majoriser
@@ -66,6 +67,16 @@ def _cases():
         design = cls(random_state=0)
         out.append((f"{name}", Problem.from_arrays(X, y, [0.1], kern=kern, design=design)))
         out.append((f"{name}:weighted", Problem.from_arrays(X, y, [0.1], kern=kern, design=design, weights=w)))
+    # the approximations by block coordinate descent (approx= with solver="bcd") have no
+    # registered name of their own: several blocks, columns formed and cached
+    for name in BLOCK_DESIGNS:
+        for cache in (False, True):
+            design = feature_block_design(name, {"n_components": 20, "block_size": 6, "cache_features": cache},
+                                          random_state=0)
+            label = f"{name}+bcd" + (":cached" if cache else "")
+            kern = kerndwd.rbfdot(0.5)
+            out.append((label, Problem.from_arrays(X, y, [0.1], kern=kern, design=design)))
+            out.append((f"{label}:weighted", Problem.from_arrays(X, y, [0.1], kern=kern, design=design, weights=w)))
     return out
 
 
