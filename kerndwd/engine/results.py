@@ -94,11 +94,11 @@ def jerr_diverged(jerr):
 def stable_norm(v):
     """The 2-norm of ``v``, without overflow for entries beyond 1e154 (numpy's
     ``norm`` squares them first); exactly ``np.linalg.norm`` otherwise."""
-    if type(v) is np.ndarray and v.ndim == 1 and v.dtype == np.float64:
-        squared = float(v.dot(v))  # what np.linalg.norm forms for a float vector, without its dispatch
-        if squared < math.inf:
-            return math.sqrt(squared)
     with np.errstate(over="ignore"):
+        if type(v) is np.ndarray and v.ndim == 1 and v.dtype == np.float64:
+            squared = float(v.dot(v))  # what np.linalg.norm forms for a float vector, without its dispatch
+            if squared < math.inf:
+                return math.sqrt(squared)
         out = float(np.linalg.norm(v))
     if out == np.inf and np.isfinite(v).all():
         top = float(np.abs(v).max())
@@ -113,7 +113,7 @@ def climbed(end, start):
 
 def all_finite(*parts):
     """Whether every number of the scalars and arrays ``parts`` is finite."""
-    return all(math.isfinite(x) if type(x) is float else bool(np.isfinite(x).all()) for x in parts)
+    return all(math.isfinite(x) if isinstance(x, float) else bool(np.isfinite(x).all()) for x in parts)
 
 
 @dataclass
