@@ -146,10 +146,12 @@ def check_positive_sequence(values, name, what="positive numbers"):
     if isinstance(values, (bool, np.bool_)) or (isinstance(values, np.ndarray) and values.dtype == bool) or (
             isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values)):
         raise TypeError(f"{name} must be a sequence of {what}, got booleans")
-    arr = np.atleast_1d(as_float_array(values, name, f"a sequence of {what}"))
+    arr = as_float_array(values, name, f"a sequence of {what}")
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of {what}")
-    if not np.isfinite(arr).all() or (arr <= 0).any():
+    if not (arr.min() > 0 and arr.max() < np.inf):  # NaN fails both
         bad = arr[~(np.isfinite(arr) & (arr > 0))]
         raise ValueError(f"{name} must be positive and finite, got {bad[:3].tolist()}")
     return arr.copy()

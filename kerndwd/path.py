@@ -184,9 +184,9 @@ class DWDPath(RNamed):
     @property
     def far_from_optimal(self) -> NDArray[np.intp]:
         """Columns whose certified gap bound exceeds ``GAP_WARNING`` (10%) of
-        their objective: R's rule stopped there possibly far from the optimum."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.flatnonzero(self.gap_bound > GAP_WARNING * self.objective)
+        their objective: R's rule stopped there possibly far from the optimum
+        (a NaN bound, under the gradient rule, is never above it)."""
+        return np.nonzero(self.gap_bound > GAP_WARNING * self.objective)[0]
 
     def __repr__(self) -> str:
         lam = self.lambda_

@@ -154,7 +154,7 @@ class Problem:
             column_sums = self.X.T @ np.ones(self.n)  # one pass (a strided sum over rows is slower)
             for part in (column_sums, self.y, self.loss.weights):
                 if part is not None:
-                    h.update(np.ascontiguousarray(np.asarray(part, dtype=float)).tobytes())
+                    h.update(np.ascontiguousarray(part, dtype=float))  # its bytes, read in place
             digest = h.hexdigest()
         design = self.design
         return {"kern": repr(self.kern), "qval": self.loss.q,

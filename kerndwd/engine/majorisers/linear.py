@@ -44,9 +44,14 @@ def check_finite_majoriser(A):
 
 def _add_to_diagonal(A, value, start=0):
     """Add ``value`` to the diagonal of the square ``A`` from entry ``(start, start)``
-    on, in place, through a flat stride (no index arrays to build)."""
+    on, in place: through a stride of ``k + 1`` in memory when ``A`` is contiguous
+    (no index arrays to build)."""
     k = A.shape[0]
-    A.flat[start * (k + 1)::k + 1] += value
+    if A.flags.c_contiguous or A.flags.f_contiguous:
+        A.reshape(-1, order="A")[start * (k + 1)::k + 1] += value
+    else:
+        index = np.arange(start, k)
+        A[index, index] += value
 
 
 def spd_solver(P, explicit=False):

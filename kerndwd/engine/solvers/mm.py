@@ -69,7 +69,8 @@ class MMIteration(Iteration):
             else:
                 step, df, grad_sq = step_fn(z, base)
             passes += 1
-            if not np.isfinite(step).all():
+            step_sq = step @ step  # finite: every entry is (and R's rule reads it below)
+            if not (step_sq < np.inf or np.isfinite(step).all()):
                 self.coord, self.f = coord, f
                 return DIVERGED_STATUS, passes
             if check_gradient and grad_sq <= eps * eps:
@@ -99,6 +100,6 @@ class MMIteration(Iteration):
             if passes > remaining:
                 self.coord, self.f = coord, f
                 return BUDGET, passes
-            if not check_gradient and step @ step < eps:
+            if not check_gradient and step_sq < eps:
                 self.coord, self.f = coord, f
                 return CONVERGED, passes
