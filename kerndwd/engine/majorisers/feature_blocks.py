@@ -330,6 +330,17 @@ class LandmarkBlockForm(ColumnBlockForm):
     def _tile(self, lo, hi, start, stop):
         return quiet_kernel(self.kern, self.X[lo:hi], self.landmarks[start:stop])
 
+    def block(self, k):
+        """As :meth:`ColumnBlockForm.block`; from a float32 cache, the landmark rows
+        are formed again in float64: they are ``K_LL``, the penalty's matrix, whose
+        rounding to float32 (``6e-8``) would leave it indefinite and the problem
+        without a minimiser (``m b`` kernel values per block)."""
+        out = super().block(k)
+        if self.stored is not None and self.dtype != np.float64:
+            a, b = self.blocks[k]
+            out[self.landmark_rows] = quiet_kernel(self.kern, self.landmarks, self.landmarks[a:b])
+        return out
+
     def scatter(self, beta):
         """``S beta``: ``beta`` at the landmark rows, zero elsewhere (shape (n,) + beta's columns)."""
         beta = np.asarray(beta, dtype=float)
