@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import warnings
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -127,7 +128,6 @@ class DWDPath(RNamed):
     solver: str
     predictor: Predictor
     n_features: int
-    fingerprint: dict[str, Any]
 
     def __init__(self, result: PathResult, problem: Any, majoriser: Any) -> None:
         self.alpha = result.alpha
@@ -154,9 +154,14 @@ class DWDPath(RNamed):
         self.solver = majoriser.solver
         self.predictor = majoriser.predictor
         self.n_features = self.predictor.n_features
-        #: what the path is a fit of (kernel, q, design, a digest of the rows):
-        #: a calibration must come from a cross-validation of the same
-        self.fingerprint = problem.fingerprint()
+        self._fingerprint_later = problem.fingerprint_later()
+
+    @cached_property
+    def fingerprint(self) -> dict[str, Any]:
+        """What the path is a fit of (kernel, q, design, a digest of the rows, the
+        labels and the weights): a calibration must come from a cross-validation
+        of the same.  Formed when first read."""
+        return self.__dict__.pop("_fingerprint_later")()
 
     @property
     def lambdas(self) -> NDArray[np.float64]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -32,6 +32,21 @@ GAM_TUNE = 1e-6
 #: than in kernel coefficients (``n + 1``): R's ``kerndwd`` does so when
 #: ``n >= p`` unweighted and ``n > p`` weighted; its ``tunedwd`` only when ``n > p``.
 LINEAR_RULES = ("kerndwd", "tunedwd")
+
+
+def _fingerprint(kern, qval, design, rows, y, weights):
+    """:meth:`Problem.fingerprint` from its parts: the rows' ``(shape, column sums)``
+    (None on a cluster), the labels and the weights."""
+    digest = None
+    if rows is not None:
+        shape, column_sums = rows
+        h = hashlib.blake2b(digest_size=16)
+        h.update(repr(shape).encode())
+        for part in (column_sums, y, weights):
+            if part is not None:
+                h.update(np.ascontiguousarray(part, dtype=float))  # its bytes, read in place
+        digest = h.hexdigest()
+    return {"kern": kern, "qval": qval, "design": design, "rows": digest}
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,21 +162,28 @@ class Problem:
         -------
         dict
         """
-        digest = None
-        if self.storage != "remote":
-            h = hashlib.blake2b(digest_size=16)
-            h.update(repr(self.X.shape).encode())
-            column_sums = self.X.T @ np.ones(self.n)  # one pass (a strided sum over rows is slower)
-            for part in (column_sums, self.y, self.loss.weights):
-                if part is not None:
-                    h.update(np.ascontiguousarray(part, dtype=float))  # its bytes, read in place
-            digest = h.hexdigest()
+        return self.fingerprint_later()()
+
+    def fingerprint_later(self):
+        """:meth:`fingerprint` as a call to make when it is wanted (a path is rarely
+        calibrated): what it needs of the rows, their shape and column sums, is
+        taken now; the labels and weights, arrays of the problem's own that
+        nothing writes to, are hashed when it is called.
+
+        Returns
+        -------
+        functools.partial
+            Called with no arguments, returns :meth:`fingerprint`'s dict; it
+            pickles.
+        """
         design = self.design
-        return {"kern": repr(self.kern), "qval": self.loss.q,
-                "design": f"{design.selected_by}={design.name!r}" + "".join(
-                    f", {k}={v!r}" for k, v in sorted(design.options.items()))
-                + ("" if design.model_seed is None else f", random_state={design.model_seed}"),
-                "rows": digest}
+        described = f"{design.selected_by}={design.name!r}" + "".join(
+            f", {k}={v!r}" for k, v in sorted(design.options.items())) + (
+            "" if design.model_seed is None else f", random_state={design.model_seed}")
+        if self.storage == "remote":
+            return partial(_fingerprint, repr(self.kern), self.loss.q, described, None, None, None)
+        rows = (self.X.shape, self.X.T @ np.ones(self.n))  # one pass (a strided sum over rows is slower)
+        return partial(_fingerprint, repr(self.kern), self.loss.q, described, rows, self.y, self.loss.weights)
 
     def subset(self, rows):
         """The problem on the rows ``rows`` (a fold's training part).
