@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["PathResult", "DIVERGED", "diverged_jerr", "jerr_lambda", "jerr_diverged", "stable_norm", "all_finite",
-           "climbed", "CLIMB_TOLERANCE"]
+           "climbed", "columns", "CLIMB_TOLERANCE"]
 
 #: ``jerr = -(DIVERGED + l)``: the iteration at the ``l``-th lambda (1-based) left
 #: the finite numbers (an objective, coefficient or decision value overflowed:
@@ -106,6 +106,15 @@ def stable_norm(v):
     return out
 
 
+def columns(vectors):
+    """The 1-D arrays ``vectors`` side by side, one column each: ``np.column_stack``
+    of vectors (the same C-ordered array), without its per-array dispatch."""
+    out = np.empty((len(vectors[0]), len(vectors)), dtype=np.result_type(*vectors))
+    for j, v in enumerate(vectors):
+        out[:, j] = v
+    return out
+
+
 def climbed(end, start):
     """Whether the objective ``end`` of a lambda lies above its ``start`` beyond rounding."""
     return end > start + CLIMB_TOLERANCE * abs(start)
@@ -172,7 +181,7 @@ class PathResult:
         """The result from the finished columns, each ``(alpha, objective,
         gradient)`` evaluated exactly, in lambda order; ``unfinished`` is the
         same triple for the lambda the path stopped on."""
-        return cls(alpha=np.column_stack([a for a, _, _ in finished]) if finished else np.zeros((ncoef, 0)),
+        return cls(alpha=columns([a for a, _, _ in finished]) if finished else np.zeros((ncoef, 0)),
                    lambdas=np.asarray(lambdas[:len(finished)], dtype=float), npass=npass, jerr=jerr,
                    objective=np.asarray([v for _, v, _ in finished], dtype=float),
                    kkt=np.asarray([stable_norm(g) for _, _, g in finished], dtype=float),

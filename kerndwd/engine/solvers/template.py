@@ -44,7 +44,7 @@ from ..certify import objective_gap_bounds
 from ..objective import Objective
 from ..progress import current as current_progress
 from ..threads import blas_threads
-from ..results import PathResult, all_finite, climbed, diverged_jerr
+from ..results import PathResult, all_finite, climbed, columns, diverged_jerr
 
 __all__ = ["Iteration", "Step", "run_path", "solve_path", "register_solver", "solver_names", "solver_capabilities",
            "CONVERGED", "BUDGET", "STALLED", "DIVERGED_STATUS", "MAX_INNER_LAMBDA"]
@@ -173,7 +173,8 @@ class Iteration(ABC):
         """
         self.coord = self.space.start(alpha)
         if alpha is None:
-            self.f = np.zeros_like(self.problem.y, dtype=float)  # chunked like y when the rows are remote
+            y = self.problem.y  # f is chunked like y when the rows are remote
+            self.f = np.zeros(y.shape[0]) if type(y) is np.ndarray else np.zeros_like(y, dtype=float)
         else:
             self.f = self.majoriser.form.keep_rows(f)
         self._must_step = False
@@ -445,7 +446,7 @@ def _solve_path(majoriser, problem, callback):
     if step_rule and finished:  # the decision values each column was evaluated at serve the bound (in memory)
         in_memory = problem.storage != "remote"
         result.gap_bound = objective_gap_bounds(
-            objective, result.alpha, result.lambdas, decisions=np.column_stack(decisions) if in_memory else None,
+            objective, result.alpha, result.lambdas, decisions=columns(decisions) if in_memory else None,
             slopes=np.array([g[0] for _, _, g in finished]))
     return result
 
