@@ -35,6 +35,7 @@ from .objective import Objective
 from .problem import GAM_FIT, GAM_TUNE, LINEAR_RULES, Problem
 from .results import DIVERGED, PathResult, diverged_jerr, jerr_diverged, jerr_lambda
 from .solvers import Iteration, Step, register_solver, run_path, solver_capabilities, solver_names
+from .threads import blas_threads
 
 __all__ = ["BlockCoordinateDesign", "DEFAULT_EPS", "DIVERGED", "DWDLoss", "Design", "DesignCapabilities",
            "ExactDesign", "FactorCache", "FeatureDesign", "FourierDesign", "GAM_FIT", "GAM_TUNE", "Iteration",
@@ -78,5 +79,6 @@ def fit_path(problem, cache=None, callback=None):
     (5, 2)
     """
     cache = FactorCache(problem.X, problem.kern) if cache is None else cache
-    majoriser = build_majoriser(problem, cache)
-    return run_path(majoriser, problem, callback), majoriser
+    with blas_threads(problem.design.blas_work(problem)):  # one choice for the build and the path
+        majoriser = build_majoriser(problem, cache)
+        return run_path(majoriser, problem, callback), majoriser

@@ -52,6 +52,10 @@ PARALLEL_PASS_FLOPS = 2e6
 
 _USER: contextvars.ContextVar[int | None] = contextvars.ContextVar("kerndwd_threads", default=None)
 _BLAS: list | None = None  # the BLAS libraries' threadpoolctl controllers, found on first use
+#: ``(work, user's count)`` of the innermost :func:`blas_threads` block running (None outside
+#: one): a block nested in one for the same work (a fit's build inside the fit, its path
+#: inside it) keeps the choice made there instead of asking the libraries again
+_ENCLOSING: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("kerndwd_blas_work", default=None)
 
 
 def _blas_controllers() -> list:
@@ -141,27 +145,32 @@ def blas_threads(work: tuple[float, float]) -> Iterator[None]:
     """Run the block on the BLAS threads for ``work = (once, per_pass)``, the
     operations of a fit's largest one-off BLAS-3 call and of one pass: the
     user's :func:`threads`, else one thread below both thresholds and the idle
-    cores (at most the library's setting) above."""
+    cores (at most the library's setting) above.  Inside a block for the same
+    work and the same :func:`threads`, the count chosen there holds."""
     n = _USER.get()
-    libs = _blas_controllers()
-    if n is None:
-        once, per_pass = work
-        if once < PARALLEL_FLOPS and per_pass < PARALLEL_PASS_FLOPS:
-            n = 1
-        elif libs:
-            idle = _idle_cores()
-            if all(lib.num_threads <= idle for lib in libs):
-                yield
-                return
-            n = idle
-    before = [lib.num_threads for lib in libs]
-    if all(b == n for b in before):
+    key = (tuple(work), n)
+    if _ENCLOSING.get() == key:  # inside a block for the same work: its choice holds
         yield
         return
-    for lib, b in zip(libs, before):
-        lib.set_num_threads(min(n, b) if _USER.get() is None else n)
+    token = _ENCLOSING.set(key)
+    libs = _blas_controllers()
+    restore: list = []
     try:
+        if n is None:
+            once, per_pass = work
+            if once < PARALLEL_FLOPS and per_pass < PARALLEL_PASS_FLOPS:
+                n = 1
+            elif libs:
+                idle = _idle_cores()
+                n = None if all(lib.num_threads <= idle for lib in libs) else idle
+        if n is not None:
+            before = [lib.num_threads for lib in libs]
+            if any(b != n for b in before):
+                for lib, b in zip(libs, before):
+                    lib.set_num_threads(min(n, b) if _USER.get() is None else n)
+                restore = list(zip(libs, before))
         yield
     finally:
-        for lib, b in zip(libs, before):
+        for lib, b in restore:
             lib.set_num_threads(b)
+        _ENCLOSING.reset(token)
