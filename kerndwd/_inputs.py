@@ -166,7 +166,7 @@ def check_lambdas(lambdas, n, name="lambdas"):
             return 10.0 ** np.linspace(3, -3, 100)
         return 10.0 ** np.linspace(0, -7, 100)
     lam = check_positive_sequence(lambdas, name)  # a copy: returned as it is when already decreasing
-    decreasing = bool((lam[:-1] >= lam[1:]).all())
+    decreasing = lam.size == 1 or bool((lam[:-1] >= lam[1:]).all())
     ordered = lam if decreasing else np.sort(lam)[::-1].copy()
     if ordered[0] > MAX_LAMBDA:
         raise ValueError(f"{name} must be at most {MAX_LAMBDA:g} (got {ordered[0]:.3g}): 2 n lambda would overflow, "

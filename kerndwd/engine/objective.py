@@ -213,5 +213,7 @@ class Objective:
             z = loss.weights * z
         n = form.n
         value = _mean(values, n) + lam * form.penalty(theta, applied)
-        grad = np.concatenate(([z.sum() / n], form.apply_t(z) / n + lam * form.penalty_grad(theta, applied)))
+        grad = np.empty(alpha.shape[0])
+        grad[0] = z.sum() / n
+        grad[1:] = form.apply_t(z) / n + lam * form.penalty_grad(theta, applied)
         return f, value, grad
