@@ -134,11 +134,17 @@ class FourierMap:
         out *= self.scale
         return out
 
-    def transform_columns(self, X, start, stop):
-        """Features ``start:stop`` of the rows of ``X``, shape (len(X), stop - start),
-        float64: the columns ``start:stop`` of :meth:`transform` (to rounding),
-        formed from those frequencies only, so that a block of features costs
+    def transform_columns(self, X, start, stop, dtype=np.float64):
+        """Features ``start:stop`` of the rows of ``X``, shape (len(X), stop - start):
+        the columns ``start:stop`` of :meth:`transform` (to rounding), formed from
+        those frequencies only, so that a block of features costs
         ``O(len(X) (stop - start) p)`` whatever ``n_components``.
+
+        With ``dtype=float32`` the features are formed to float32 precision
+        (``6e-8``, the rounding of float32 storage): the phases ``w'x + b`` in
+        float64, reduced to ``[-pi, pi]`` in float64, and their cosine in float32,
+        which numpy vectorises (about 1 ns a value here, against 24 ns for the
+        float64 cosine, which dominates a block); returned as float32.
 
         Examples
         --------
@@ -148,9 +154,19 @@ class FourierMap:
         >>> X = rng.standard_normal((5, 3))
         >>> bool(np.allclose(fmap.transform_columns(X, 2, 6), fmap.transform(X)[:, 2:6], rtol=0, atol=1e-12))
         True
+        >>> low = fmap.transform_columns(X, 2, 6, dtype=np.float32)
+        >>> low.dtype, bool(np.abs(low - fmap.transform(X)[:, 2:6]).max() < 1e-6)
+        (dtype('float32'), True)
         """
         out = np.asarray(X, dtype=float) @ self.frequencies[:, start:stop]
         out += self.phases[start:stop]
+        if np.dtype(dtype) == np.float32:
+            turns = np.rint(out * (0.5 / np.pi))
+            out -= turns * (2.0 * np.pi)  # |out| <= pi (a few ulps beyond), to float64 accuracy
+            low = out.astype(np.float32)
+            np.cos(low, out=low)
+            low *= np.float32(self.scale)
+            return low
         np.cos(out, out=out)
         out *= self.scale
         return out

@@ -272,7 +272,9 @@ class FourierBlockForm(ColumnBlockForm):
         super().__init__(X.shape[0], fmap.n_components, block_size, dtype, cache, tile_rows, threads)
 
     def _tile(self, lo, hi, start, stop):
-        return self.fmap.transform_columns(self.X[lo:hi], start, stop)
+        # float32 features are formed to float32 precision (a float32 cosine, vectorised),
+        # cached or not: the same numbers either way
+        return self.fmap.transform_columns(self.X[lo:hi], start, stop, dtype=self.dtype)
 
     def penalty(self, theta, applied=None):
         return float(theta @ theta)
