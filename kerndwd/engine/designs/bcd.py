@@ -4,9 +4,11 @@ The sweeps are :class:`kerndwd.engine.majorisers.blocks.BlockCoordinateKernel`
 (see its module for the block step and the global step); this design
 builds it, checks the kernel on the rows first (the diagonal on every row,
 definiteness on a sample: :func:`kerndwd.engine.kernel_checks.check_kernel_rows`)
-and declares what it supports: rows in memory, the MM iteration (a sweep is
-one majorization step), either stopping rule, the gradient rule by default
-(R has no such solver).
+and declares what it supports: rows in memory or held by a Dask cluster,
+the MM iteration (a sweep is one majorization step), either stopping rule,
+the gradient rule by default (R has no such solver).  On Dask rows the
+same sweeps run beside the row chunks:
+:class:`kerndwd.engine.designs.dask_bcd.DaskBlockCoordinateKernel`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..capabilities import DesignCapabilities
 from ..kernel_checks import check_kernel_rows, check_sampled_definite
 from ..majorisers.blocks import DEFAULT_BLOCK_SIZE, BlockCoordinateKernel
 from .base import Design, register_design
+from .dask_bcd import DaskBlockCoordinateKernel, gather_rows
 
 __all__ = ["BlockCoordinateDesign"]
 
@@ -71,6 +74,9 @@ class BlockCoordinateDesign(Design):
     option_names = ("block_size", "cache_kernel")
     # its sweeps are majorization steps; without K there is no Newton system
     declared = DesignCapabilities(storage=("dense",), solvers=("mm",), kernel_checks=True, default_stop="kkt")
+    #: asked about rows held by a Dask cluster: the same sweeps, run beside the row chunks
+    on_cluster = DesignCapabilities(storage=("dense", "remote"), solvers=("mm",), kernel_checks=True,
+                                    default_stop="kkt")
 
     def __init__(self, random_state=None, **options):
         super().__init__(random_state=random_state, **options)
@@ -80,6 +86,21 @@ class BlockCoordinateDesign(Design):
         if cache_kernel is not None and not isinstance(cache_kernel, bool):
             raise TypeError(f"cache_kernel must be True, False or None, got {cache_kernel!r}")
         self.cache_kernel = cache_kernel
+
+    def capabilities(self, kern, storage):
+        """What the design supports on rows stored as ``storage``: rows in memory,
+        and rows held by a Dask cluster when asked about those (:attr:`on_cluster`).
+
+        Parameters
+        ----------
+        kern : Kernel
+        storage : str
+
+        Returns
+        -------
+        DesignCapabilities
+        """
+        return self.on_cluster if storage == "remote" else self.declared
 
     def keeps_kernel(self, n):
         """Whether a fit on ``n`` rows keeps the kernel matrix in memory.
@@ -99,15 +120,19 @@ class BlockCoordinateDesign(Design):
         return budget is not None and 8.0 * n * n <= budget
 
     def blas_work(self, problem):
+        if problem.storage == "remote":
+            return 0.0, 0.0  # the kernel is formed on the workers; the client solves small systems
         if self.keeps_kernel(problem.n):
             return 2.0 * problem.n ** 2 * problem.p, 0.0  # K once; a sweep reads it
         return 0.0, 2.0 * problem.n ** 2 * problem.p  # a sweep forms every kernel column, block by block
 
     def prepare(self, problem, cache, folds):
-        if self.keeps_kernel(problem.n):
+        if problem.storage != "remote" and self.keeps_kernel(problem.n):
             cache.kernel_matrix()
 
     def majoriser(self, problem, cache):
+        if problem.storage == "remote":
+            return self._on_cluster(problem, cache)
         if self.keeps_kernel(problem.n):  # checked when formed: only the sampled definiteness is left
             K = cache.kernel_matrix()
             cache.memo("kernel_sample_definite", lambda: check_sampled_definite(K, problem.kern))
@@ -116,3 +141,15 @@ class BlockCoordinateDesign(Design):
             cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, problem.X))
         return BlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,
                                      block_size=self.block_size, random_state=self.random_state, K=K)
+
+    def _on_cluster(self, problem, cache):
+        """The sweeps on rows held by a Dask cluster (:mod:`.dask_bcd`): the rows are
+        copied to the client once (the fitted path predicts from them and the
+        blocks' rows are sent from them) and checked there."""
+        if self.cache_kernel:
+            raise ValueError("cache_kernel=True keeps the n x n kernel matrix in memory, which rows held by a "
+                             "Dask cluster never form; leave cache_kernel=None or False")
+        x = cache.memo("dask_rows", lambda: gather_rows(problem.X))
+        cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, x))
+        return DaskBlockCoordinateKernel(problem.kern, problem.X, x, problem.loss, problem.gam,
+                                         block_size=self.block_size, random_state=self.random_state)

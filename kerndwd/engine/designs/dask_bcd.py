@@ -1,0 +1,583 @@
+"""The exact kernel by block coordinate descent on rows held by a Dask cluster
+(``solver="bcd"`` with a Dask ``X``).
+
+The sweeps are those of :class:`kerndwd.engine.majorisers.blocks.BlockCoordinateKernel`
+(same blocks, same block step, same global step, same order of moves); only
+where each number is formed changes, and with it the order of some
+floating-point sums.  Everything with ``n`` entries stays on the workers:
+
+* each row chunk ``c`` keeps, on the worker that holds it, a :class:`ChunkState`:
+  its rows ``X_c``, labels and weights, and its rows of every per-row vector
+  of a sweep (``f``, ``z``, the residuals, the sweep's moves of ``alpha``,
+  ``K d`` and the previous sweep's directions);
+* for the block ``I`` the client sends every chunk the block's rows ``X_I``
+  (``b x p`` numbers) and the previous block's move (``2 b + 1`` numbers); the
+  chunk applies that move to its ``f_c`` (with the columns ``K_cI'`` of the
+  previous block, kept from its last task), forms ``K_cI = k(X_c, X_I)``
+  where it lives and returns ``sum(z_c)``, ``K_cI' [r0_c, r_c]`` and its rows
+  of ``r`` in ``I``: ``3 b + 1`` numbers at most, plus, on the first sweep
+  only, its ``(b + 1)^2`` partial sums of the block's Gram matrix, which the
+  client keeps for every later sweep and lambda;
+* the client adds the partials, solves the ``(b + 1)`` system and sends the
+  move with the next block.
+
+Per sweep a chunk thus receives its ``n / chunks`` entries of ``alpha`` and
+the blocks' rows and moves (``n (p + 2)`` numbers, the same for every chunk)
+and returns ``3 n + O(1)`` numbers; ``f``, ``z`` and the kernel columns never
+move.  One round trip per block, plus one at the start of a sweep for the
+global step's inner products (a ``3 x 3`` system).  The client keeps what the
+in-memory sweeps keep besides the kernel columns: the coefficients, the
+blocks' Grams and factors (about ``2 n b`` numbers) and, for the block rows
+and for prediction, a copy of the rows (``n p`` numbers, gathered once:
+a fitted kernel path predicts from its training rows).
+
+The tasks are chained by futures: each task takes the chunk's state future
+and returns the state, updated in place, so the scheduler runs it on the
+worker that holds the chunk, and releasing the futures (the fit ends) frees
+the workers.  Without a ``distributed`` cluster (Dask's local schedulers)
+the same tasks run in the client's process on the persisted chunks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..chunk_tasks import _owners, fresh_name, persist_unoptimised, require_dask
+from ..chunked import ChunkedRows
+from ..forms import Form
+from ..loss import loss_derivs
+from ..majorisers.blocks import TILE_ENTRIES, _minimise, partition_rows
+from ..majorisers.contract import Majoriser
+from ..majorisers.linear import spd_solver
+from ..predictors import KernelPredictor
+from .dask import _gram_block
+
+__all__ = ["gather_rows", "RowChunks", "ChunkState", "DaskKernelForm", "DaskBlockCoordinateKernel"]
+
+
+# --------------------------------------------------------------------------
+# running tasks beside the row chunks
+# --------------------------------------------------------------------------
+def _is_future(value):
+    return hasattr(value, "client") and hasattr(value, "key")
+
+
+def chunk_handles(array):
+    """The future (on a ``distributed`` cluster) or the value (Dask's local
+    schedulers) of each row chunk of a persisted Dask array, in order."""
+    graph = array.__dask_graph__()
+    keys = [key[0] if isinstance(key, list) else key for key in array.__dask_keys__()]
+    return [graph[key] for key in keys]
+
+
+def gather_rows(X):
+    """The rows of a persisted Dask ``X`` on the client, chunk by chunk, from
+    whichever scheduler holds them.
+
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n, p)
+        Persisted, one column chunk.
+
+    Returns
+    -------
+    ndarray, shape (n, p)
+        float64.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> gather_rows(da.from_array(np.eye(3), chunks=(2, 3)).persist()).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    chunks = RowChunks(X)
+    return np.concatenate([np.asarray(c, dtype=float) for c in chunks.gather(chunks.X)])
+
+
+class RowChunks:
+    """The row chunks of a persisted Dask ``X``: where each lives, and how to run a
+    task beside it.
+
+    On a ``distributed`` cluster (the chunks are futures) a task is submitted
+    to the client that holds them, on the worker that holds its chunk; on
+    Dask's local schedulers (the chunks are arrays in this process) it runs
+    at once, in this process.
+
+    Parameters
+    ----------
+    X : dask.array.Array, shape (n, p)
+        Persisted, one column chunk, known row chunks.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> chunks = RowChunks(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2)).persist())
+    >>> chunks.rows, chunks.gather([chunks.submit(i, np.sum, x) for i, x in enumerate(chunks.X)])
+    ((2, 1), [6.0, 9.0])
+    """
+
+    def __init__(self, X):
+        self.array = X
+        self.rows = tuple(int(c) for c in X.chunks[0])
+        self.bounds = np.concatenate(([0], np.cumsum(self.rows))).astype(int)
+        self.X = chunk_handles(X)
+        remote = [_is_future(h) for h in self.X]
+        if any(remote) and not all(remote):
+            raise ValueError("X must be persisted on one scheduler: some of its chunks are futures, some are not")
+        self.client = self.X[0].client if remote[0] else None
+        owners = _owners(X) if self.client is not None else None
+        self.workers = owners if owners else [None] * len(self.rows)
+        self._everywhere = {}
+
+    def __len__(self):
+        return len(self.rows)
+
+    def submit(self, i, fn, *args, key=None):
+        """``fn(*args)`` beside chunk ``i``: a future on a cluster, the value otherwise."""
+        if self.client is None:
+            return fn(*args)
+        return self.client.submit(fn, *args, key=key or fresh_name(fn.__name__.strip("_")), pure=False,
+                                  workers=self.workers[i], allow_other_workers=True)
+
+    def gather(self, handles):
+        """The values of ``handles`` (from :meth:`submit`) on the client."""
+        return list(handles) if self.client is None else self.client.gather(list(handles))
+
+    def everywhere(self, name, value):
+        """``value`` sent once to every worker (kept under ``name``), for tasks
+        that all read it; the value itself without a cluster."""
+        if self.client is None:
+            return value
+        if name not in self._everywhere:
+            self._everywhere[name] = self.client.scatter(value, broadcast=True, hash=False)
+        return self._everywhere[name]
+
+    def place(self, rows):
+        """The handles of each chunk of ``rows`` (:class:`ChunkedRows` chunked like
+        ``X``), stored beside the chunks of ``X`` (a persisted leaf is read as it
+        is; an expression is evaluated there, one task per chunk)."""
+        if rows._expr[0] == "leaf" and rows._mask is None:
+            leaf = rows._leaves[rows._expr[1]]
+            if hasattr(leaf, "__dask_graph__"):
+                handles = chunk_handles(leaf)
+                if all(_is_future(h) or isinstance(h, np.ndarray) for h in handles):
+                    return handles
+        stored, = persist_unoptimised(rows.to_dask(near=self.array))
+        return chunk_handles(stored)
+
+    def rows_from(self, fn, args_of, ncols=None):
+        """``(rows, handles)``: :class:`ChunkedRows` whose chunk ``i`` is
+        ``fn(*args_of(i))``, run beside chunk ``i`` (nothing is waited for on a
+        cluster), and the handle of each chunk."""
+        da = require_dask()
+        from dask.highlevelgraph import HighLevelGraph
+
+        name = fresh_name("bcd-rows")
+        keys = [(name, i) if ncols is None else (name, i, 0) for i in range(len(self))]
+        handles = [self.submit(i, fn, *args_of(i), key=key) for i, key in enumerate(keys)]
+        chunks = (self.rows,) if ncols is None else (self.rows, (ncols,))
+        meta = np.empty((0,) * len(chunks))
+        array = da.Array(HighLevelGraph.from_collections(name, dict(zip(keys, handles)), dependencies=()), name,
+                         chunks=chunks, dtype=np.float64, meta=meta)
+        return ChunkedRows.from_dask(array), handles
+
+
+# --------------------------------------------------------------------------
+# what a worker keeps of its chunk, and the tasks that update it
+# --------------------------------------------------------------------------
+def _cross_kernel(kern, rows, XI, out=None):
+    """``k(rows, XI)``, formed :data:`~kerndwd.engine.majorisers.blocks.TILE_ENTRIES`
+    values at a time (the kernel's temporaries stay in cache)."""
+    out = np.empty((rows.shape[0], XI.shape[0])) if out is None else out
+    step = max(1, TILE_ENTRIES // max(1, XI.shape[0]))
+    for start in range(0, rows.shape[0], step):
+        stop = min(start + step, rows.shape[0])
+        out[start:stop] = kern(rows[start:stop], XI)
+    return out
+
+
+class ChunkState:
+    """What the worker holding one row chunk keeps between the tasks of a sweep.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_c, p)
+        The chunk's rows (not copied).
+    y : ndarray, shape (n_c,)
+        Its labels in {-1, +1}.
+    w : ndarray or None
+        Its weights (the loss's, rescaled), or None.
+    kern : Kernel
+    q : float
+        The loss's exponent.
+    start : int
+        The index of its first row among all ``n``.
+    """
+
+    def __init__(self, X, y, w, kern, q, start):
+        self.X, self.y, self.w, self.kern, self.q = X, y, w, kern, float(q)
+        self.wy = y if w is None else w * y  # DWDLoss.weighted_labels
+        self.start, self.stop = int(start), int(start) + X.shape[0]
+        self.directions = None
+        self.columns = None
+        self.out = None
+
+    def derivative(self, f):
+        """``z = w y V_q'(y f)`` on the chunk (as :meth:`kerndwd.engine.objective.Objective.derivative`)."""
+        return self.wy * loss_derivs(self.y * f, self.q)
+
+    def local(self, block):
+        """``(rows of the chunk, positions in block)`` of the block's rows that the chunk holds."""
+        lo, hi = np.searchsorted(block, [self.start, self.stop])
+        return block[lo:hi] - self.start, slice(lo, hi)
+
+
+def _init_state(X, y, w, kern, q, start):
+    return ChunkState(np.asarray(X, dtype=float), np.asarray(y, dtype=float),
+                      None if w is None else np.asarray(w, dtype=float), kern, q, start)
+
+
+def _begin(state, f, alpha, two_n_lam, with_directions, moves0, *after):
+    """Start a sweep from the decision values ``f`` and coefficients ``alpha`` (the
+    chunk's rows); ``state.out``: ``sum(z)`` and, when the last sweep left its
+    directions, the partial sums of the global step's system."""
+    f = np.asarray(f, dtype=float)
+    state.f, state.f_now = f, f.copy()
+    state.z = state.derivative(f)
+    state.alpha, state.two_n_lam = alpha, two_n_lam
+    state.step = np.zeros(f.size)
+    state.residual0 = state.z + two_n_lam * alpha  # r at coord, for the gradient there
+    out = [state.z.sum()]
+    if with_directions:
+        d, Kd, moves, image = state.directions
+        residual = state.residual0
+        weights = np.ones(f.size) if state.w is None else state.w
+        images = np.column_stack((np.ones(f.size), Kd, image))
+        curvature = images.T @ (weights[:, None] * images)
+        out += [(Kd - 0.0) @ residual, (image - moves0) @ residual, *curvature.ravel(),
+                d @ (Kd - 0.0), d @ (image - moves0), moves @ (Kd - 0.0), moves @ (image - moves0)]
+    state.out = np.array(out)
+    return state
+
+
+def _apply(state, pending):
+    """Apply the client's last decision to the chunk: the global step's
+    coefficients, or the previous block's move (with its columns, kept)."""
+    kind = pending[0]
+    if kind == "global":
+        coef = pending[1]
+        if coef is not None:  # in the order of BlockCoordinateKernel._global_step
+            d, Kd, moves, image = state.directions
+            state.f_now += coef[0] * np.ones(state.f_now.size)
+            state.step += coef[1] * d
+            state.f_now += coef[1] * Kd
+            state.step += coef[2] * moves
+            state.f_now += coef[2] * image
+            state.z_now = state.derivative(state.f_now)
+        else:
+            state.z_now = state.z
+        state.step_after, state.f_after = state.step.copy(), state.f_now.copy()
+        state.d, state.Kd = np.empty(state.f_now.size), np.zeros(state.f_now.size)
+        return
+    _, move0, move, d_block = pending
+    rows, positions = state.columns_rows
+    state.step[rows] += move[positions]
+    changes = state.columns @ np.column_stack((move, d_block))  # K_cI v_I, and K_cI d_I
+    state.f_now += move0
+    state.f_now += changes[:, 0]
+    state.Kd += changes[:, 1]
+    state.z_now = state.derivative(state.f_now)
+
+
+def _block(state, pending, XI, block, with_gram):
+    """One block on the chunk: apply ``pending``, form ``K_cI``, and leave in
+    ``state.out`` ``(sum(z), K_cI' r0, K_cI' r, the chunk's rows of r in I,
+    its Gram partial sums or None)``."""
+    _apply(state, pending)
+    residual = state.z_now + state.two_n_lam * (state.alpha + state.step)
+    columns = _cross_kernel(state.kern, state.X, XI, state.columns if state.columns is not None
+                            and state.columns.shape[1] == XI.shape[0] else None)
+    products = columns.T @ np.column_stack((state.residual0, residual))
+    rows, positions = state.local(block)
+    state.d[rows] = residual[rows] / -state.two_n_lam
+    state.columns, state.columns_rows = columns, (rows, positions)
+    gram = _gram_block(columns, state.w) if with_gram else None
+    state.out = (np.concatenate(([state.z_now.sum()], products[:, 0], products[:, 1])), residual[rows], gram)
+    return state
+
+
+def _finish(state, pending):
+    """End a sweep: apply the last block's move and keep the directions the next
+    sweep's global step starts along; ``state.df``: the change of ``f``."""
+    _apply(state, pending)
+    state.directions = (state.d, state.Kd, state.step - state.step_after, state.f_now - state.f_after)
+    state.df = state.f_now - state.f
+    state.columns = state.columns_rows = None
+    # what only the sweep needed
+    state.z = state.z_now = state.residual0 = state.f_now = state.f_after = state.step = state.step_after = None
+    return state
+
+
+def _out(state):
+    return state.out
+
+
+def _df(state):
+    return state.df
+
+
+def _apply_chunk(X, x, blocks, theta, kern):
+    """``K[chunk rows, :] theta``: ``sum over blocks of k(X, x[block]) theta[block]``
+    (the order of :meth:`BlockKernelForm.apply`), a tile at a time."""
+    out = np.zeros((X.shape[0],) + theta.shape[1:])
+    for block in blocks:
+        XI, coef = x[block], theta[block]
+        step = max(1, TILE_ENTRIES // max(1, len(block)))
+        for start in range(0, X.shape[0], step):
+            stop = min(start + step, X.shape[0])
+            out[start:stop] += kern(X[start:stop], XI) @ coef
+    return out
+
+
+# --------------------------------------------------------------------------
+# the form and the majoriser
+# --------------------------------------------------------------------------
+class DaskKernelForm(Form):
+    """``f = b0 + K alpha``, ``||f||^2 = alpha' K alpha``, for rows held by a Dask
+    cluster: ``K alpha`` is formed on the workers, each chunk's rows of it
+    from its rows and all ``n`` rows (sent to each worker once, when first
+    needed), a block of columns at a time.
+
+    :meth:`apply` returns :class:`~kerndwd.engine.chunked.ChunkedRows` (the
+    decision values stay on the workers); the products that yield
+    coefficients (:meth:`apply_t`, :meth:`penalty_grad`, :meth:`dual_norm_sq`)
+    gather ``n`` numbers per column.  They serve the objective's evaluation
+    when a lambda ends (and the gap bound), not the sweeps.
+
+    Parameters
+    ----------
+    chunks : RowChunks
+        The row chunks of ``X``.
+    kern : Kernel
+    x : ndarray, shape (n, p)
+        The rows, on the client (read, never written).
+    blocks : list of ndarray of int
+        A partition of ``range(n)``: the order in which columns are added.
+    """
+
+    def __init__(self, chunks, kern, x, blocks):
+        self.chunks, self.kern, self.x, self.blocks = chunks, kern, x, blocks
+        self.n = x.shape[0]
+
+    def apply(self, theta):
+        """``K theta`` as :class:`ChunkedRows` (``theta`` of shape (n,) or (n, k))."""
+        theta = np.asarray(theta, dtype=float)
+        chunks = self.chunks
+        x = chunks.everywhere("rows", self.x)
+        return chunks.rows_from(_apply_chunk, lambda i: (chunks.X[i], x, self.blocks, theta, self.kern),
+                                ncols=None if theta.ndim == 1 else theta.shape[1])[0]
+
+    def apply_t(self, z):
+        """``K z`` (``K`` is symmetric), gathered: ``z`` comes to the client, ``K z`` back."""
+        return _gathered(self.apply(_gathered(z)))
+
+    def penalty(self, theta, applied=None):
+        applied = self.apply(theta) if applied is None else applied
+        return float(theta @ _gathered(applied))
+
+    def penalty_grad(self, theta, applied=None):
+        return 2.0 * _gathered(self.apply(theta) if applied is None else applied)
+
+    def dual_norm_sq(self, u, theta, lam):
+        """``v' K v`` with ``v = u + 2 lam theta`` (as :meth:`BlockKernelForm.dual_norm_sq`)."""
+        v = _gathered(u) + 2.0 * lam * theta
+        return (v * _gathered(self.apply(v))).sum(axis=0)
+
+    def keep_rows(self, v):
+        """New decision values, stored on the workers by the next reduction that reads them."""
+        return v.keep() if isinstance(v, ChunkedRows) else v
+
+
+def _gathered(rows):
+    """Per-row values on the client as a float array (a matrix of rows a column at a time)."""
+    if isinstance(rows, ChunkedRows) and rows.ndim == 2:
+        return np.column_stack([np.asarray(rows[:, j], dtype=float) for j in range(rows.shape[1])])
+    return np.asarray(rows, dtype=float)
+
+
+def _global_coefficients(curvature, gradient):
+    """The coefficients of the global step along the intercept, ``d`` and the last
+    sweep's block moves, under the rules of ``BlockCoordinateKernel._global_step``
+    (``d``'s in ``[0, 1]``, the moves' in ``[-1, 1]``), or None where no descent
+    beyond rounding is to be had."""
+    k = gradient.size
+    curvature = 0.5 * (curvature + curvature.T)
+    scale = np.sqrt(np.maximum(np.diag(curvature), 0.0))
+    keep = scale > 0.0
+    if not (np.isfinite(curvature).all() and np.isfinite(gradient).all()):
+        return None
+    coef = _minimise(curvature, gradient, keep, scale)
+    if keep[1] and not 0.0 <= coef[1] <= 1.0:
+        coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
+    if k > 2 and keep[2] and abs(coef[2]) > 1.0:
+        coef = _minimise(curvature, gradient, keep, scale, fixed=(2, np.clip(coef[2], -1.0, 1.0)))
+        if keep[1] and not 0.0 <= coef[1] <= 1.0:
+            coef[1] = min(max(coef[1], 0.0), 1.0)
+    decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
+    if not np.isfinite(coef).all() or decrease <= 0.0:
+        return None
+    return coef
+
+
+class DaskBlockCoordinateKernel(Majoriser):
+    """:class:`~kerndwd.engine.majorisers.blocks.BlockCoordinateKernel`'s sweeps on
+    rows held by a Dask cluster (module docstring): the same blocks (for the
+    same ``block_size`` and ``random_state``), the same moves in the same
+    order; only the order of some sums differs.
+
+    Parameters
+    ----------
+    kern : Kernel
+    X : dask.array.Array, shape (n, p)
+        The validated rows, persisted (one column chunk).
+    x : ndarray, shape (n, p)
+        The same rows on the client (the predictor keeps them; the blocks'
+        rows are sent from them).
+    loss : DWDLoss
+        Its weights, if any, are :class:`~kerndwd.engine.chunked.ChunkedRows`.
+    gam : float
+        The ridge of each block system.
+    block_size : int
+    random_state : int, Generator or None
+        Seeds the partition of the rows into blocks.
+    """
+
+    solver = "bcd"
+    needs_decisions = True
+    pass_name = "sweeps"
+
+    def __init__(self, kern, X, x, loss, gam, block_size, random_state=None):
+        n = x.shape[0]
+        self.n, self.ncoef = n, n + 1
+        self.kern, self.loss, self.gam = kern, loss, float(gam)
+        self.predictor = KernelPredictor(kern, x)
+        self.x = self.predictor.x
+        self.blocks = partition_rows(n, min(int(block_size), n), random_state)
+        self.block_size = max(len(b) for b in self.blocks)
+        self.chunks = RowChunks(X)
+        self.form = DaskKernelForm(self.chunks, kern, self.x, self.blocks)
+        self._grams = [None] * len(self.blocks)
+        self._directions = None
+        self._states = None
+        self._labels = None
+        self._last = ()
+
+    def start(self, alpha=None):
+        self._directions = None  # a new path: forget the last sweep's directions
+        return super().start(alpha)
+
+    def penalty_at(self, coord, f):
+        """``alpha' K alpha = alpha' (f - b0)``, one reduction over the chunks."""
+        da = require_dask()
+        alpha = ChunkedRows.from_dask(da.from_array(coord[1:], chunks=(self.chunks.rows,)))
+        return float(alpha @ (f - coord[0]))
+
+    def _chunk_states(self, y):
+        """The chunks' states for the labels ``y`` (made on the first sweep, again for other labels)."""
+        if self._states is None or self._labels is not y:
+            chunks = self.chunks
+            labels = chunks.place(y)
+            weights = None if self.loss.weights is None else chunks.place(self.loss.weights)
+            self._states = [chunks.submit(i, _init_state, chunks.X[i], labels[i],
+                                          None if weights is None else weights[i], self.kern, self.loss.q,
+                                          chunks.bounds[i])
+                            for i in range(len(chunks))]
+            self._labels = y
+        return self._states
+
+    def _round(self, states):
+        """The ``out`` of every chunk's state, on the client."""
+        chunks = self.chunks
+        return chunks.gather([chunks.submit(i, _out, s) for i, s in enumerate(states)])
+
+    def _global_step(self, outs, step, two_n_lam):
+        """The global step's coefficients from the chunks' partial sums (None: no
+        move); ``step`` is updated as ``BlockCoordinateKernel._global_step`` does."""
+        total = np.sum([o[1:] for o in outs], axis=0)
+        z_sum = sum(o[0] for o in outs)
+        d, moves0, moves = self._directions
+        directions = ((1.0, None), (0.0, d), (moves0, moves))
+        gradient = np.array([1.0 * z_sum + 0.0, 0.0 * z_sum + total[0], moves0 * z_sum + total[1]])
+        curvature = self.loss.lipschitz * total[2:11].reshape(3, 3)
+        curvature[1:, 1:] += two_n_lam * total[11:15].reshape(2, 2)
+        coef = _global_coefficients(curvature, gradient)
+        if coef is not None:
+            for c, (v0, v) in zip(coef, directions):
+                step[0] += c * v0
+                if v is not None:
+                    step[1:] += c * v
+        return coef
+
+    def at_lambda(self, lam):
+        n, M, blocks, chunks = self.n, self.loss.lipschitz, self.blocks, self.chunks
+        two_n_lam = 2.0 * n * lam
+        c = two_n_lam / M
+        solvers = [None] * len(blocks)
+        bounds = chunks.bounds
+
+        def solver(k, XI, gram):
+            if solvers[k] is None:
+                P = gram.copy()
+                P[1:, 1:] += c * self.kern(XI, XI)  # the penalty's curvature: (2 n lambda / M) K_II
+                solvers[k] = spd_solver(P)
+            return solvers[k]
+
+        def step_fn(z, coord, *, f, y):
+            """One sweep from ``coord`` (decision values ``f``, labels ``y``; ``z``
+            at ``f`` is formed again on each chunk from them)."""
+            states = self._chunk_states(y)
+            f_rows = chunks.place(f)
+            with_directions = self._directions is not None
+            moves0 = self._directions[1] if with_directions else 0.0
+            states = [chunks.submit(i, _begin, s, f_rows[i], coord[1 + bounds[i]:1 + bounds[i + 1]].copy(),
+                                    two_n_lam, with_directions, moves0, *self._last[i:i + 1])
+                      for i, s in enumerate(states)]
+            outs = self._round(states)
+            z_sum = sum(o[0] for o in outs)
+            step = np.zeros(self.ncoef)
+            coef = self._global_step(outs, step, two_n_lam) if with_directions else None
+            after_global = step.copy()
+            pending = ("global", coef)
+            d = np.empty(n)
+            grad_sq = (z_sum / n) ** 2
+            for k, block in enumerate(blocks):
+                XI = self.x[block]
+                first = self._grams[k] is None
+                states = [chunks.submit(i, _block, s, pending, XI, block, first) for i, s in enumerate(states)]
+                outs = self._round(states)
+                sums = np.sum([o[0] for o in outs], axis=0)
+                b = len(block)
+                KIr0, KIr = sums[1:1 + b], sums[1 + b:]
+                if first:
+                    gram = np.sum([o[2] for o in outs], axis=0)
+                    gram[np.diag_indices(b + 1)] += self.gam
+                    self._grams[k] = gram
+                grad_sq += (KIr0 @ KIr0) / (n * n)
+                rhs = np.empty(b + 1)
+                rhs[0] = sums[0]
+                rhs[1:] = KIr
+                move = solver(k, XI, self._grams[k])(rhs)
+                move *= -1.0 / M
+                step[0] += move[0]
+                step[1 + block] += move[1:]
+                d[block] = np.concatenate([o[1] for o in outs]) / -two_n_lam
+                pending = ("block", move[0], move[1:], d[block])
+            states = [chunks.submit(i, _finish, s, pending) for i, s in enumerate(states)]
+            self._states = states
+            # the next sweep's first tasks wait for these (they read the state this sweep left)
+            df, self._last = chunks.rows_from(_df, lambda i: (states[i],))
+            block_moves = step - after_global
+            self._directions = (d, block_moves[0], block_moves[1:])
+            return step, df, grad_sq
+
+        return step_fn
