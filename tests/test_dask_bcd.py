@@ -1,0 +1,153 @@
+"""The exact kernel by block coordinate descent (``solver="bcd"``) on Dask rows:
+the same sweeps as in memory (same blocks, same moves; only the order of
+sums differs), on a 2-worker LocalCluster and on Dask's local scheduler;
+prediction from the gathered rows; the workers freed after the fit; the
+refusals by name."""
+
+import gc
+import time
+
+import numpy as np
+import pytest
+
+import kerndwd
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+RBF = kerndwd.rbfdot(1.0)
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    """A 2-worker LocalCluster (worker processes, 1 thread and 1 GiB each), closed after the module."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+@pytest.fixture
+def client(cluster_client):
+    """The cluster's client as Dask's scheduler for one test."""
+    with dask.config.set(scheduler=cluster_client):
+        yield cluster_client
+
+
+def _circle(n=240, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    y = np.where((X ** 2).sum(axis=1) + 0.3 * rng.standard_normal(n) > 1.4, 1, -1)
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+def _agree(on_dask, path, X):
+    """The same sweeps, and decision values and objectives equal to 1e-8 relative."""
+    np.testing.assert_array_equal(on_dask.npass, path.npass)
+    assert on_dask.jerr == path.jerr == 0
+    f, g = path.predict(X, type="link"), on_dask.predict(X, type="link")
+    assert np.abs(g - f).max() <= 1e-8 * np.abs(f).max()
+    np.testing.assert_allclose(on_dask.objective, path.objective, rtol=1e-8, atol=0)
+    np.testing.assert_allclose(on_dask.lambdas, path.lambdas, rtol=0, atol=0)
+
+
+#: few sweeps (each block one round trip to the workers): R's rule, a loose eps, three blocks
+SETTINGS = dict(kern=RBF, solver="bcd", block_size=80, random_state=3, stop="step", eps=1e-4)
+
+
+def test_weighted_bcd_on_a_cluster_equals_bcd_in_memory(client):
+    X, y, w = _circle(n=160)
+    lam = [0.1]
+    path = kerndwd.fit(X, y, lam, wt=w, **SETTINGS)
+    on_cluster = kerndwd.fit(da.from_array(X, chunks=(80, 2)), y, lam, wt=da.from_array(w, chunks=80), **SETTINGS)
+    assert on_cluster.alpha.shape == (161, 1) and on_cluster.predictor.coef_space == "kernel"
+    _agree(on_cluster, path, X)
+    # prediction: numpy in, numpy out; Dask in, a lazy Dask array chunked like the rows
+    newx = np.random.default_rng(5).standard_normal((30, 2))
+    np.testing.assert_allclose(on_cluster.predict(newx, type="link"), path.predict(newx, type="link"),
+                               rtol=0, atol=1e-8)
+    link = on_cluster.predict(da.from_array(newx, chunks=(15, 2)), type="link")
+    assert isinstance(link, da.Array) and link.chunks == ((15, 15), (1,))
+    np.testing.assert_allclose(link.compute(), path.predict(newx, type="link"), rtol=0, atol=1e-8)
+
+
+def test_the_gradient_rule_with_momentum_on_a_cluster_certifies_the_same_point(client):
+    X, y, _ = _circle(n=120, seed=1)
+    kw = dict(SETTINGS, block_size=60, stop="kkt", eps=1e-5)
+    path = kerndwd.fit(X, y, [0.1], **kw)
+    on_cluster = kerndwd.fit(da.from_array(X, chunks=(60, 2)), y, [0.1], **kw)
+    _agree(on_cluster, path, X)
+    assert on_cluster.kkt[0] <= 1e-5 and on_cluster.solver == path.solver
+
+
+def test_the_workers_hold_nothing_of_a_fit_once_it_is_dropped(client):
+    X, y, _ = _circle(n=120, seed=2)
+    Xd = da.from_array(X, chunks=(60, 2)).persist()
+    before = set(client.who_has())
+    path = kerndwd.fit(Xd, y, [0.1], **dict(SETTINGS, block_size=60))
+    assert path.jerr == 0
+    gc.collect()
+    left = None
+    for _ in range(50):  # the client releases its futures by messages to the scheduler
+        left = [k for k in set(client.who_has()) - before if "bcd" in str(k) or "block" in str(k)]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert left == [], left
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_bcd_on_the_local_scheduler_equals_bcd_in_memory(weighted):
+    """Without a cluster the same tasks run in the client's process, on the chunks."""
+    X, y, w = _circle(n=300, seed=4)
+    wt = w if weighted else None
+    lam = [0.1, 0.01]
+    kw = dict(kern=RBF, solver="bcd", block_size=64, random_state=1, stop="kkt", eps=1e-6)
+    path = kerndwd.fit(X, y, lam, wt=wt, **kw)
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = kerndwd.fit(da.from_array(X, chunks=(70, 2)), y, lam, wt=wt, **kw)
+    _agree(on_dask, path, X)
+    assert (on_dask.kkt <= 1e-6).all()
+
+
+def test_r_rule_gap_bound_on_dask_rows_matches_memory():
+    X, y, _ = _circle(n=200, seed=5)
+    kw = dict(SETTINGS, eps=1e-6)
+    path = kerndwd.fit(X, y, [0.1, 0.03], **kw)
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = kerndwd.fit(da.from_array(X, chunks=(100, 2)), y, [0.1, 0.03], **kw)
+    _agree(on_dask, path, X)
+    assert np.isfinite(on_dask.gap_bound).all()
+    np.testing.assert_allclose(on_dask.gap_bound, path.gap_bound, rtol=1e-6, atol=1e-12)
+
+
+def test_the_estimator_with_three_classes_on_dask_rows_equals_memory():
+    pytest.importorskip("sklearn")
+    from kerndwd import DWDClassifier
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((150, 2))
+    y = np.select([X[:, 0] > 0.5, X[:, 1] > 0.0], ["a", "b"], "c")
+    params = dict(kernel=RBF, lambd=0.1, solver="bcd", stop="kkt", tol=1e-6, random_state=0,
+                  design_options={"block_size": 50})
+    in_memory = DWDClassifier(**params).fit(X, y)
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = DWDClassifier(**params).fit(da.from_array(X, chunks=(75, 2)), y)
+    f, g = in_memory.decision_function(X), on_dask.decision_function(X)
+    assert g.shape == (150, 3) and np.abs(g - f).max() <= 1e-7 * np.abs(f).max()
+    np.testing.assert_array_equal(on_dask.predict(X), in_memory.predict(X))
+
+
+def test_refusals_name_the_argument():
+    X, y, _ = _circle(n=40)
+    Xd = da.from_array(X, chunks=(20, 2))
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match="cache_kernel"):
+            kerndwd.fit(Xd, y, [0.1], kern=RBF, solver="bcd", cache_kernel=True)
+        with pytest.raises(ValueError, match="^method="):
+            kerndwd.fit(Xd, y, [0.1], kern=RBF, solver="bcd", method="newton", stop="kkt")
+        with pytest.raises(TypeError, match="^X: cv and tune"):
+            kerndwd.cv(Xd, y, [0.1], kern=RBF, solver="bcd", nfolds=2)
+    X_copy = X.copy()
+    assert np.array_equal(X, X_copy)
