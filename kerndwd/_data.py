@@ -297,7 +297,17 @@ def check_positive_classes(positive, classes):
 # --------------------------------------------------------------------------
 # rows in memory, and the data of a fit in memory
 # --------------------------------------------------------------------------
+#: A sum of squares up to this bounds every entry by MAX_ABS_X / 2 (rounding included).
+_SAFE_SQUARES = 0.25 * MAX_ABS_X ** 2
+
+
 def _check_finite_and_scale(values, name):
+    # one product usually settles it: a sum of squares that is finite and at most _SAFE_SQUARES
+    # (NaN is neither) has every entry finite and within MAX_ABS_X
+    flat = values.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if flat @ flat <= _SAFE_SQUARES:
+            return
     # the extremes propagate NaN: two reductions, no temporary array
     largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
     if not np.isfinite(largest):
