@@ -12,6 +12,8 @@
   (``approx="nystroem"`` or ``"rff"`` with ``solver="bcd"``);
 * :mod:`.dask` -- the forms of rows held by a Dask cluster (linear and feature
   designs on such rows).
+* :mod:`.dask_bcd` -- ``solver="bcd"`` on rows held by a Dask cluster: the
+  sweeps of :mod:`.bcd` run beside the row chunks.
 """
 
 from . import auto, bcd, cg, exact, features  # noqa: F401  (register the built-in designs)

@@ -112,7 +112,8 @@ class RowChunks:
     --------
     >>> import numpy as np, dask.array as da
     >>> chunks = RowChunks(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2)).persist())
-    >>> chunks.rows, chunks.gather([chunks.submit(i, np.sum, x) for i, x in enumerate(chunks.X)])
+    >>> sums = chunks.gather([chunks.submit(i, np.sum, x) for i, x in enumerate(chunks.X)])
+    >>> chunks.rows, [float(v) for v in sums]
     ((2, 1), [6.0, 9.0])
     """
 
