@@ -46,7 +46,11 @@ def _fingerprint(kern, qval, design, rows, y, weights):
             if part is not None:
                 h.update(np.ascontiguousarray(part, dtype=float))  # its bytes, read in place
         digest = h.hexdigest()
-    return {"kern": kern, "qval": qval, "design": design, "rows": digest}
+    return {"kern": repr(kern), "qval": qval,
+            "design": f"{design.selected_by}={design.name!r}" + "".join(
+                f", {k}={v!r}" for k, v in sorted(design.options.items()))
+            + ("" if design.model_seed is None else f", random_state={design.model_seed}"),
+            "rows": digest}
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,8 +171,9 @@ class Problem:
     def fingerprint_later(self):
         """:meth:`fingerprint` as a call to make when it is wanted (a path is rarely
         calibrated): what it needs of the rows, their shape and column sums, is
-        taken now; the labels and weights, arrays of the problem's own that
-        nothing writes to, are hashed when it is called.
+        taken now; the labels and weights (arrays of the problem's own that
+        nothing writes to), the kernel (frozen) and the design are read when it
+        is called.
 
         Returns
         -------
@@ -176,14 +181,10 @@ class Problem:
             Called with no arguments, returns :meth:`fingerprint`'s dict; it
             pickles.
         """
-        design = self.design
-        described = f"{design.selected_by}={design.name!r}" + "".join(
-            f", {k}={v!r}" for k, v in sorted(design.options.items())) + (
-            "" if design.model_seed is None else f", random_state={design.model_seed}")
         if self.storage == "remote":
-            return partial(_fingerprint, repr(self.kern), self.loss.q, described, None, None, None)
+            return partial(_fingerprint, self.kern, self.loss.q, self.design, None, None, None)
         rows = (self.X.shape, self.X.T @ np.ones(self.n))  # one pass (a strided sum over rows is slower)
-        return partial(_fingerprint, repr(self.kern), self.loss.q, described, rows, self.y, self.loss.weights)
+        return partial(_fingerprint, self.kern, self.loss.q, self.design, rows, self.y, self.loss.weights)
 
     def subset(self, rows):
         """The problem on the rows ``rows`` (a fold's training part).
