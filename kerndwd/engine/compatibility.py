@@ -76,8 +76,9 @@ def _serving(kern, storage):
 def default_solver(caps, stop, storage):
     """The path solver used when the caller names none (see :data:`PREFERENCE`),
     or None when no registered one fits."""
-    for name in PREFERENCE + tuple(solver_names()):
-        if name in caps.solvers and name in solver_names():
+    registered = solver_names()
+    for name in PREFERENCE + tuple(registered):
+        if name in caps.solvers and name in registered:
             solver = solver_capabilities(name)
             if stop in solver.stop_rules and storage in solver.storage:
                 return name
