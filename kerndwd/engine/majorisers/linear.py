@@ -73,7 +73,7 @@ def spd_solver(P, explicit=False):
     amplifying rounding (an explicit floored inverse would not)."""
     factor, info = lapack.dpotrf(P, lower=False, clean=True)
     if info == 0 and explicit:
-        inv, info = lapack.dpotri(factor, lower=False)
+        inv, info = lapack.dpotri(factor, lower=False, overwrite_c=True)  # the factor is not read again
         if info == 0:
             # potri fills the upper triangle; the lower one is the clean factor's zeros: mirror
             inv = inv + inv.T
