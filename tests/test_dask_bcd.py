@@ -90,7 +90,7 @@ def test_the_workers_hold_nothing_of_a_fit_once_it_is_dropped(client):
     gc.collect()
     left = None
     for _ in range(50):  # the client releases its futures by messages to the scheduler
-        left = [k for k in set(client.who_has()) - before if "bcd" in str(k) or "block" in str(k)]
+        left = [k for k in set(client.who_has()) - before if "kerndwd" in str(k)]
         if not left:
             break
         time.sleep(0.1)

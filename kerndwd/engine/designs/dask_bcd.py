@@ -31,10 +31,13 @@ blocks' Grams and factors (about ``2 n b`` numbers) and, for the block rows
 and for prediction, a copy of the rows (``n p`` numbers, gathered once:
 a fitted kernel path predicts from its training rows).
 
-The tasks are chained by futures: each task takes the chunk's state future
-and returns the state, updated in place, so the scheduler runs it on the
-worker that holds the chunk, and releasing the futures (the fit ends) frees
-the workers.  Without a ``distributed`` cluster (Dask's local schedulers)
+Each chunk's state is one future, made by a task on the worker that holds
+the chunk; every later task of the fit takes it, updates it in place and
+returns only the numbers the client needs (one task per chunk and round).
+Those tasks are pinned to the state's worker (a copy made elsewhere would
+not be the one updated), and the client waits for each round before the
+next, so they run in order.  Releasing the futures (the fit ends) frees the
+workers.  Without a ``distributed`` cluster (Dask's local schedulers)
 the same tasks run in the client's process on the persisted chunks.
 """
 
@@ -133,12 +136,26 @@ class RowChunks:
     def __len__(self):
         return len(self.rows)
 
-    def submit(self, i, fn, *args, key=None):
-        """``fn(*args)`` beside chunk ``i``: a future on a cluster, the value otherwise."""
+    def submit(self, i, fn, *args, key=None, pinned=None):
+        """``fn(*args)`` beside chunk ``i``: a future on a cluster, the value otherwise.
+        ``pinned``: the workers it must run on (where a state it updates in place lives)."""
         if self.client is None:
             return fn(*args)
         return self.client.submit(fn, *args, key=key or fresh_name(fn.__name__.strip("_")), pure=False,
-                                  workers=self.workers[i], allow_other_workers=True)
+                                  workers=self.workers[i] if pinned is None else pinned,
+                                  allow_other_workers=pinned is None)
+
+    def holders(self, handles):
+        """One worker holding each of ``handles`` (futures, once computed), as a
+        list to pin tasks to; None each without a cluster."""
+        if self.client is None:
+            return [None] * len(handles)
+        import distributed
+
+        with self.client.as_current():  # the chunks' own client, default or not
+            distributed.wait(handles)
+        who = self.client.who_has(handles)
+        return [sorted(who[h.key])[:1] for h in handles]
 
     def gather(self, handles):
         """The values of ``handles`` (from :meth:`submit`) on the client."""
@@ -166,16 +183,18 @@ class RowChunks:
         stored, = persist_unoptimised(rows.to_dask(near=self.array))
         return chunk_handles(stored)
 
-    def rows_from(self, fn, args_of, ncols=None):
+    def rows_from(self, fn, args_of, ncols=None, pinned=None):
         """``(rows, handles)``: :class:`ChunkedRows` whose chunk ``i`` is
         ``fn(*args_of(i))``, run beside chunk ``i`` (nothing is waited for on a
-        cluster), and the handle of each chunk."""
+        cluster), and the handle of each chunk; ``pinned``: the workers each must
+        run on (see :meth:`submit`)."""
         da = require_dask()
         from dask.highlevelgraph import HighLevelGraph
 
         name = fresh_name("bcd-rows")
         keys = [(name, i) if ncols is None else (name, i, 0) for i in range(len(self))]
-        handles = [self.submit(i, fn, *args_of(i), key=key) for i, key in enumerate(keys)]
+        handles = [self.submit(i, fn, *args_of(i), key=key, pinned=None if pinned is None else pinned[i])
+                   for i, key in enumerate(keys)]
         chunks = (self.rows,) if ncols is None else (self.rows, (ncols,))
         meta = np.empty((0,) * len(chunks))
         array = da.Array(HighLevelGraph.from_collections(name, dict(zip(keys, handles)), dependencies=()), name,
@@ -240,8 +259,9 @@ def _init_state(X, y, w, kern, q, start):
 
 def _begin(state, f, alpha, two_n_lam, with_directions, moves0, *after):
     """Start a sweep from the decision values ``f`` and coefficients ``alpha`` (the
-    chunk's rows); ``state.out``: ``sum(z)`` and, when the last sweep left its
-    directions, the partial sums of the global step's system."""
+    chunk's rows); returns ``sum(z)`` and, when the last sweep left its
+    directions, the partial sums of the global step's system.  ``after``: the
+    last sweep's results, which must be read before the state changes."""
     f = np.asarray(f, dtype=float)
     state.f, state.f_now = f, f.copy()
     state.z = state.derivative(f)
@@ -257,8 +277,7 @@ def _begin(state, f, alpha, two_n_lam, with_directions, moves0, *after):
         curvature = images.T @ (weights[:, None] * images)
         out += [(Kd - 0.0) @ residual, (image - moves0) @ residual, *curvature.ravel(),
                 d @ (Kd - 0.0), d @ (image - moves0), moves @ (Kd - 0.0), moves @ (image - moves0)]
-    state.out = np.array(out)
-    return state
+    return np.array(out)
 
 
 def _apply(state, pending):
@@ -291,9 +310,9 @@ def _apply(state, pending):
 
 
 def _block(state, pending, XI, block, with_gram):
-    """One block on the chunk: apply ``pending``, form ``K_cI``, and leave in
-    ``state.out`` ``(sum(z), K_cI' r0, K_cI' r, the chunk's rows of r in I,
-    its Gram partial sums or None)``."""
+    """One block on the chunk: apply ``pending``, form ``K_cI``, and return
+    ``([sum(z), K_cI' r0, K_cI' r], the chunk's rows of r in I, its Gram
+    partial sums or None)``."""
     _apply(state, pending)
     residual = state.z_now + state.two_n_lam * (state.alpha + state.step)
     columns = _cross_kernel(state.kern, state.X, XI, state.columns if state.columns is not None
@@ -303,28 +322,20 @@ def _block(state, pending, XI, block, with_gram):
     state.d[rows] = residual[rows] / -state.two_n_lam
     state.columns, state.columns_rows = columns, (rows, positions)
     gram = _gram_block(columns, state.w) if with_gram else None
-    state.out = (np.concatenate(([state.z_now.sum()], products[:, 0], products[:, 1])), residual[rows], gram)
-    return state
+    return np.concatenate(([state.z_now.sum()], products[:, 0], products[:, 1])), residual[rows], gram
 
 
 def _finish(state, pending):
     """End a sweep: apply the last block's move and keep the directions the next
-    sweep's global step starts along; ``state.df``: the change of ``f``."""
+    sweep's global step starts along; returns the change of ``f``."""
     _apply(state, pending)
     state.directions = (state.d, state.Kd, state.step - state.step_after, state.f_now - state.f_after)
-    state.df = state.f_now - state.f
+    df = state.f_now - state.f
     state.columns = state.columns_rows = None
     # what only the sweep needed
-    state.z = state.z_now = state.residual0 = state.f_now = state.f_after = state.step = state.step_after = None
-    return state
-
-
-def _out(state):
-    return state.out
-
-
-def _df(state):
-    return state.df
+    state.f = state.z = state.z_now = state.residual0 = state.f_now = state.f_after = None
+    state.step = state.step_after = None
+    return df
 
 
 def _apply_chunk(X, x, blocks, theta, kern):
@@ -472,6 +483,7 @@ class DaskBlockCoordinateKernel(Majoriser):
         self._states = None
         self._labels = None
         self._last = ()
+        self._pinned = None
 
     def start(self, alpha=None):
         self._directions = None  # a new path: forget the last sweep's directions
@@ -493,13 +505,18 @@ class DaskBlockCoordinateKernel(Majoriser):
                                           None if weights is None else weights[i], self.kern, self.loss.q,
                                           chunks.bounds[i])
                             for i in range(len(chunks))]
+            # every later task updates its chunk's state in place, where it lives
+            self._pinned = chunks.holders(self._states)
             self._labels = y
+            self._last = ()
         return self._states
 
-    def _round(self, states):
-        """The ``out`` of every chunk's state, on the client."""
+    def _round(self, fn, args_of=lambda i: ()):
+        """``fn(state, *args_of(i))`` on the state of every chunk ``i``, where it
+        lives; the results on the client."""
         chunks = self.chunks
-        return chunks.gather([chunks.submit(i, _out, s) for i, s in enumerate(states)])
+        return chunks.gather([chunks.submit(i, fn, s, *args_of(i), pinned=self._pinned[i])
+                              for i, s in enumerate(self._states)])
 
     def _global_step(self, outs, step, two_n_lam):
         """The global step's coefficients from the chunks' partial sums (None: no
@@ -540,10 +557,8 @@ class DaskBlockCoordinateKernel(Majoriser):
             f_rows = chunks.place(f)
             with_directions = self._directions is not None
             moves0 = self._directions[1] if with_directions else 0.0
-            states = [chunks.submit(i, _begin, s, f_rows[i], coord[1 + bounds[i]:1 + bounds[i + 1]].copy(),
-                                    two_n_lam, with_directions, moves0, *self._last[i:i + 1])
-                      for i, s in enumerate(states)]
-            outs = self._round(states)
+            outs = self._round(_begin, lambda i: (f_rows[i], coord[1 + bounds[i]:1 + bounds[i + 1]].copy(), two_n_lam,
+                                                  with_directions, moves0, *self._last[i:i + 1]))
             z_sum = sum(o[0] for o in outs)
             step = np.zeros(self.ncoef)
             coef = self._global_step(outs, step, two_n_lam) if with_directions else None
@@ -554,8 +569,7 @@ class DaskBlockCoordinateKernel(Majoriser):
             for k, block in enumerate(blocks):
                 XI = self.x[block]
                 first = self._grams[k] is None
-                states = [chunks.submit(i, _block, s, pending, XI, block, first) for i, s in enumerate(states)]
-                outs = self._round(states)
+                outs = self._round(_block, lambda i: (pending, XI, block, first))
                 sums = np.sum([o[0] for o in outs], axis=0)
                 b = len(block)
                 KIr0, KIr = sums[1:1 + b], sums[1 + b:]
@@ -573,10 +587,8 @@ class DaskBlockCoordinateKernel(Majoriser):
                 step[1 + block] += move[1:]
                 d[block] = np.concatenate([o[1] for o in outs]) / -two_n_lam
                 pending = ("block", move[0], move[1:], d[block])
-            states = [chunks.submit(i, _finish, s, pending) for i, s in enumerate(states)]
-            self._states = states
             # the next sweep's first tasks wait for these (they read the state this sweep left)
-            df, self._last = chunks.rows_from(_df, lambda i: (states[i],))
+            df, self._last = chunks.rows_from(_finish, lambda i: (states[i], pending), pinned=self._pinned)
             block_moves = step - after_global
             self._directions = (d, block_moves[0], block_moves[1:])
             return step, df, grad_sq
