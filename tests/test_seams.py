@@ -106,8 +106,8 @@ def test_dask_rows_are_refused_by_name_where_a_face_needs_them_in_memory(data):
     Xd, yd = da.from_array(X, chunks=(20, 3)), da.from_array(y, chunks=20)
     with pytest.raises(ValueError, match="probability=True calibrates on held-out folds"):
         DWDClassifier(probability=True).fit(Xd, yd)
-    with pytest.raises(TypeError, match=r"X: rows held by a Dask cluster are not supported by solver='bcd'"):
-        kerndwd.fit(Xd, yd, [0.1], kern=rbfdot(0.5), solver="bcd")
+    with pytest.raises(TypeError, match=r"X: rows held by a Dask cluster are not supported by solver='cg'"):
+        kerndwd.fit(Xd, yd, [0.1], kern=rbfdot(0.5), solver="cg")
 
 
 # ------------------------------------------------------------- every design checks the kernel it evaluates
