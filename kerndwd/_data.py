@@ -177,7 +177,7 @@ def label_array(y, n, name, column_warning=None):
                 kinds = sorted({type(v).__name__ for v in arr})
                 raise TypeError(f"{name} must hold numbers or strings, got {', '.join(kinds)}")
             arr = np.array(arr.tolist())  # numbers (bools included) get a numeric dtype
-    if np.issubdtype(arr.dtype, np.number) and not np.isfinite(arr.astype(float, copy=False)).all():
+    if issubclass(arr.dtype.type, np.number) and not np.isfinite(arr.astype(float, copy=False)).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr, categories
 

@@ -238,7 +238,8 @@ class LinearCholesky(LinearPenalty, Majoriser):
             P = self.A.copy()
             _add_to_diagonal(P, 2.0 * n * lam / M, start=1)
             solve = self._solves[lam] = spd_solver(P, explicit=True)  # R's explicit inverse, once per lambda
-        penalty_scale = np.full(self.ncoef, 2.0 * n * lam)
+        penalty_scale = np.empty(self.ncoef)
+        penalty_scale.fill(2.0 * n * lam)
         penalty_scale[0] = 0.0
 
         def step_fn(z, coord):
