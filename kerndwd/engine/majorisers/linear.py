@@ -77,7 +77,7 @@ def spd_solver(P, explicit=False):
         if info == 0:
             # potri fills the upper triangle; the lower one is the clean factor's zeros: mirror
             inv = inv + inv.T
-            inv.reshape(-1)[::inv.shape[0] + 1] *= 0.5
+            np.einsum("ii->i", inv)[...] *= 0.5  # the diagonal as a view, whatever the memory order
             return lambda rhs: inv @ rhs
     if info == 0:
         return lambda rhs: linalg.cho_solve((factor, False), rhs, check_finite=False)
