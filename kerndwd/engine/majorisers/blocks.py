@@ -107,7 +107,7 @@ from .contract import Majoriser
 from .linear import spd_solver
 
 __all__ = ["BlockKernelForm", "BlockCoordinateKernel", "DEFAULT_BLOCK_SIZE", "TILE_ENTRIES", "partition_rows",
-           "usable_cores"]
+           "bordered_gram", "usable_cores"]
 
 #: Default coefficients per block (measured: see docs/solvers.md).
 DEFAULT_BLOCK_SIZE = 64
@@ -144,6 +144,29 @@ def partition_rows(n, block_size, random_state=None):
     nblocks = -(-n // block_size)
     rng = np.random.default_rng(0 if random_state is None else random_state)
     return [np.sort(block) for block in np.array_split(rng.permutation(n), nblocks)]
+
+
+def bordered_gram(C, weights=None):
+    """``[1, C]' W [1, C]``: ``[[sum w, w'C], [C'w, C'WC]]`` (``W = I`` when
+    ``weights`` is None), the data part of a block step's system.
+
+    Examples
+    --------
+    >>> bordered_gram(np.array([[1.0], [2.0]]), np.array([1.0, 3.0])).tolist()
+    [[4.0, 7.0], [7.0, 13.0]]
+    """
+    size = C.shape[1] + 1
+    gram = np.empty((size, size))
+    if weights is None:
+        gram[0, 0] = C.shape[0]
+        gram[0, 1:] = C.sum(axis=0)
+        gram[1:, 1:] = C.T @ C
+    else:
+        gram[0, 0] = weights.sum()
+        gram[0, 1:] = weights @ C
+        gram[1:, 1:] = C.T @ (weights[:, None] * C)
+    gram[1:, 0] = gram[0, 1:]
+    return gram
 
 
 class BlockKernelForm(Form):
@@ -343,23 +366,11 @@ class BlockCoordinateKernel(Majoriser):
 
     def _gram(self, k, KI):
         """``[[sum w, w'K_I], [K_I'w, K_I'WK_I]] + gam I`` of block ``k`` (formed once)."""
-        gram = self._grams[k]
-        if gram is None:
-            w = self.loss.weights
-            size = KI.shape[1] + 1
-            gram = np.empty((size, size))
-            if w is None:
-                gram[0, 0] = self.n
-                gram[0, 1:] = KI.sum(axis=0)
-                gram[1:, 1:] = KI.T @ KI
-            else:
-                gram[0, 0] = w.sum()
-                gram[0, 1:] = w @ KI
-                gram[1:, 1:] = KI.T @ (w[:, None] * KI)
-            gram[1:, 0] = gram[0, 1:]
-            gram[np.diag_indices(size)] += self.gam
+        if self._grams[k] is None:
+            gram = bordered_gram(KI, self.loss.weights)
+            gram[np.diag_indices_from(gram)] += self.gam
             self._grams[k] = gram
-        return gram
+        return self._grams[k]
 
     def at_lambda(self, lam):
         n, M, loss, form, blocks = self.n, self.loss.lipschitz, self.loss, self.form, self.blocks

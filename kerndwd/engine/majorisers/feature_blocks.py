@@ -93,7 +93,7 @@ from ..cache import memory_budget
 from ..feature_maps import nystroem_cutoff
 from ..forms import Form
 from ..kernel_checks import quiet_kernel
-from .blocks import BlockKernelForm, _minimise, _pool, partition_rows, usable_cores
+from .blocks import BlockKernelForm, _minimise, _pool, bordered_gram, partition_rows, usable_cores
 from .contract import Majoriser
 from .linear import spd_solver
 
@@ -449,27 +449,15 @@ class FeatureBlockCoordinate(Majoriser):
 
     def _gram(self, k, CJ):
         """``[[sum w, w'C_J], [C_J'w, C_J'WC_J]] + gam I`` of block ``k`` (formed once)."""
-        gram = self._grams[k]
-        if gram is None:
-            w = self.loss.weights
-            size = CJ.shape[1] + 1
-            gram = np.empty((size, size))
-            if w is None:
-                gram[0, 0] = self.n
-                gram[0, 1:] = CJ.sum(axis=0)
-                gram[1:, 1:] = CJ.T @ CJ
-            else:
-                gram[0, 0] = w.sum()
-                gram[0, 1:] = w @ CJ
-                gram[1:, 1:] = CJ.T @ (w[:, None] * CJ)
-            gram[1:, 0] = gram[0, 1:]
+        if self._grams[k] is None:
+            gram = bordered_gram(CJ, self.loss.weights)
             if not np.isfinite(gram).all():
                 kern = getattr(self.form, "kern", None)
                 raise ValueError(f"kern={kern!r}: kernel values between the rows and the landmarks are not "
                                  "finite (overflow); rescale X or choose another kernel")
-            gram[np.diag_indices(size)] += self.gam
+            gram[np.diag_indices_from(gram)] += self.gam
             self._grams[k] = gram
-        return gram
+        return self._grams[k]
 
     def at_lambda(self, lam):
         n, M, loss, form, blocks = self.n, self.loss.lipschitz, self.loss, self.form, self.blocks
