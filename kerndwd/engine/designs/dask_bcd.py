@@ -240,7 +240,6 @@ class ChunkState:
         self.start, self.stop = int(start), int(start) + X.shape[0]
         self.directions = None
         self.columns = None
-        self.out = None
 
     def derivative(self, f):
         """``z = w y V_q'(y f)`` on the chunk (as :meth:`kerndwd.engine.objective.Objective.derivative`)."""
