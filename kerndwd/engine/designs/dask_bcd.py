@@ -49,11 +49,10 @@ from ..chunk_tasks import _owners, fresh_name, persist_unoptimised, require_dask
 from ..chunked import ChunkedRows
 from ..forms import Form
 from ..loss import loss_derivs
-from ..majorisers.blocks import TILE_ENTRIES, _minimise, partition_rows
+from ..majorisers.blocks import TILE_ENTRIES, _minimise, bordered_gram, partition_rows
 from ..majorisers.contract import Majoriser
 from ..majorisers.linear import spd_solver
 from ..predictors import KernelPredictor
-from .dask import _gram_block
 
 __all__ = ["gather_rows", "RowChunks", "ChunkState", "DaskKernelForm", "DaskBlockCoordinateKernel"]
 
@@ -320,7 +319,7 @@ def _block(state, pending, XI, block, with_gram):
     rows, positions = state.local(block)
     state.d[rows] = residual[rows] / -state.two_n_lam
     state.columns, state.columns_rows = columns, (rows, positions)
-    gram = _gram_block(columns, state.w) if with_gram else None
+    gram = bordered_gram(columns, state.w) if with_gram else None  # the in-memory sweep's, on the chunk's rows
     return np.concatenate(([state.z_now.sum()], products[:, 0], products[:, 1])), residual[rows], gram
 
 
