@@ -49,7 +49,7 @@ from ..chunk_tasks import _owners, fresh_name, persist_unoptimised, require_dask
 from ..chunked import ChunkedRows
 from ..forms import Form
 from ..loss import loss_derivs
-from ..majorisers.blocks import TILE_ENTRIES, _minimise, bordered_gram, partition_rows
+from ..majorisers.blocks import TILE_ENTRIES, bordered_gram, global_coefficients, partition_rows
 from ..majorisers.contract import Majoriser
 from ..majorisers.linear import spd_solver
 from ..predictors import KernelPredictor
@@ -415,30 +415,6 @@ def _gathered(rows):
     return np.asarray(rows, dtype=float)
 
 
-def _global_coefficients(curvature, gradient):
-    """The coefficients of the global step along the intercept, ``d`` and the last
-    sweep's block moves, under the rules of ``BlockCoordinateKernel._global_step``
-    (``d``'s in ``[0, 1]``, the moves' in ``[-1, 1]``), or None where no descent
-    beyond rounding is to be had."""
-    k = gradient.size
-    curvature = 0.5 * (curvature + curvature.T)
-    scale = np.sqrt(np.maximum(np.diag(curvature), 0.0))
-    keep = scale > 0.0
-    if not (np.isfinite(curvature).all() and np.isfinite(gradient).all()):
-        return None
-    coef = _minimise(curvature, gradient, keep, scale)
-    if keep[1] and not 0.0 <= coef[1] <= 1.0:
-        coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
-    if k > 2 and keep[2] and abs(coef[2]) > 1.0:
-        coef = _minimise(curvature, gradient, keep, scale, fixed=(2, np.clip(coef[2], -1.0, 1.0)))
-        if keep[1] and not 0.0 <= coef[1] <= 1.0:
-            coef[1] = min(max(coef[1], 0.0), 1.0)
-    decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
-    if not np.isfinite(coef).all() or decrease <= 0.0:
-        return None
-    return coef
-
-
 class DaskBlockCoordinateKernel(Majoriser):
     """:class:`~kerndwd.engine.majorisers.blocks.BlockCoordinateKernel`'s sweeps on
     rows held by a Dask cluster (module docstring): the same blocks (for the
@@ -526,7 +502,7 @@ class DaskBlockCoordinateKernel(Majoriser):
         gradient = np.array([1.0 * z_sum + 0.0, 0.0 * z_sum + total[0], moves0 * z_sum + total[1]])
         curvature = self.loss.lipschitz * total[2:11].reshape(3, 3)
         curvature[1:, 1:] += two_n_lam * total[11:15].reshape(2, 2)
-        coef = _global_coefficients(curvature, gradient)
+        coef = global_coefficients(curvature, gradient)
         if coef is not None:
             for c, (v0, v) in zip(coef, directions):
                 step[0] += c * v0

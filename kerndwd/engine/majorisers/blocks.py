@@ -107,7 +107,7 @@ from .contract import Majoriser
 from .linear import spd_solver
 
 __all__ = ["BlockKernelForm", "BlockCoordinateKernel", "DEFAULT_BLOCK_SIZE", "TILE_ENTRIES", "partition_rows",
-           "bordered_gram", "usable_cores"]
+           "bordered_gram", "global_coefficients", "usable_cores"]
 
 #: Default coefficients per block (measured: see docs/solvers.md).
 DEFAULT_BLOCK_SIZE = 64
@@ -451,26 +451,8 @@ class BlockCoordinateKernel(Majoriser):
         for i in range(1, k):
             for j in range(1, k):  # v_i' K v_j, with K v_j = Z v_j - v0_j
                 curvature[i, j] += two_n_lam * (directions[i][1] @ (directions[j][2] - directions[j][0]))
-        curvature = 0.5 * (curvature + curvature.T)
-        # solve on a unit diagonal; a direction without curvature (a zero one) is dropped
-        scale = np.sqrt(np.maximum(np.diag(curvature), 0.0))
-        keep = scale > 0.0
-        if not (np.isfinite(curvature).all() and np.isfinite(gradient).all()):
-            return False
-        coef = _minimise(curvature, gradient, keep, scale)
-        if keep[1] and not 0.0 <= coef[1] <= 1.0:
-            # d moves alpha towards the representer point -z / (2 n lambda): a coefficient
-            # in [0, 1] keeps alpha between the two, where K is singular along directions
-            # that change nothing in f (and so have no curvature to bound the coefficient)
-            coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
-        if k > 2 and keep[2] and abs(coef[2]) > 1.0:
-            # the previous sweep's moves carry their part in K's null space along,
-            # which nothing in f bounds: a coefficient above one in size multiplies it
-            coef = _minimise(curvature, gradient, keep, scale, fixed=(2, np.clip(coef[2], -1.0, 1.0)))
-            if keep[1] and not 0.0 <= coef[1] <= 1.0:
-                coef[1] = min(max(coef[1], 0.0), 1.0)
-        decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
-        if not np.isfinite(coef).all() or decrease <= 0.0:
+        coef = global_coefficients(curvature, gradient)
+        if coef is None:
             return False  # rounding: no descent guaranteed
         for c, (v0, v, image) in zip(coef, directions):
             step[0] += c * v0
@@ -478,6 +460,49 @@ class BlockCoordinateKernel(Majoriser):
                 step[1:] += c * v
             f_now += c * image
         return True
+
+
+def global_coefficients(curvature, gradient, hold=True):
+    """The coefficients of a sweep's global step: the minimiser of the
+    quadratic ``c' gradient + c' curvature c / 2`` over the directions (the
+    intercept, ``d``, then the last sweep's moves), or None where it promises
+    no descent beyond rounding.
+
+    It is solved on a unit diagonal, and a direction without curvature (a
+    zero one) is dropped.  With ``hold`` the coefficients are held as the
+    exact kernel's sweeps need them: ``d`` moves ``alpha`` towards the
+    representer point ``-z / (2 n lambda)``, and a coefficient in ``[0, 1]``
+    keeps ``alpha`` between the two, where ``K`` is singular along
+    directions that change nothing in ``f`` (and so have no curvature to
+    bound the coefficient); the previous sweep's moves carry their part in
+    ``K``'s null space along, which nothing in ``f`` bounds, so their
+    coefficient is held in ``[-1, 1]``.
+
+    Examples
+    --------
+    >>> global_coefficients(np.eye(2), np.array([-1.0, -3.0])).tolist()  # d's coefficient held at 1
+    [1.0, 1.0]
+    >>> global_coefficients(np.eye(2), np.array([-1.0, -3.0]), hold=False).tolist()
+    [1.0, 3.0]
+    """
+    k = gradient.size
+    curvature = 0.5 * (curvature + curvature.T)
+    scale = np.sqrt(np.maximum(np.diag(curvature), 0.0))
+    keep = scale > 0.0
+    if not (np.isfinite(curvature).all() and np.isfinite(gradient).all()):
+        return None
+    coef = _minimise(curvature, gradient, keep, scale)
+    if hold:
+        if keep[1] and not 0.0 <= coef[1] <= 1.0:
+            coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
+        if k > 2 and keep[2] and abs(coef[2]) > 1.0:
+            coef = _minimise(curvature, gradient, keep, scale, fixed=(2, np.clip(coef[2], -1.0, 1.0)))
+            if keep[1] and not 0.0 <= coef[1] <= 1.0:
+                coef[1] = min(max(coef[1], 0.0), 1.0)
+    decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
+    if not np.isfinite(coef).all() or decrease <= 0.0:
+        return None
+    return coef
 
 
 def _minimise(curvature, gradient, keep, scale, fixed=None):

@@ -93,7 +93,7 @@ from ..cache import memory_budget
 from ..feature_maps import nystroem_cutoff
 from ..forms import Form
 from ..kernel_checks import quiet_kernel
-from .blocks import BlockKernelForm, _minimise, _pool, bordered_gram, partition_rows, usable_cores
+from .blocks import BlockKernelForm, _pool, bordered_gram, global_coefficients, partition_rows, usable_cores
 from .contract import Majoriser
 from .linear import spd_solver
 
@@ -570,23 +570,9 @@ class FeatureBlockCoordinate(Majoriser):
             for j in range(1, k):  # v_i' Omega v_j (Nystrom: K_LL v_j = (Z v_j - v0_j) at L)
                 vi, (v0j, vj, imj) = directions[i][1], directions[j]
                 curvature[i, j] += two_n_lam * (vi @ vj if rows is None else vi @ (imj[rows] - v0j))
-        curvature = 0.5 * (curvature + curvature.T)
-        scale = np.sqrt(np.maximum(np.diag(curvature), 0.0))
-        keep = scale > 0.0
-        if not (np.isfinite(curvature).all() and np.isfinite(gradient).all()):
-            return False
-        coef = _minimise(curvature, gradient, keep, scale)
-        if rows is not None:
-            # K_LL may be singular (duplicated rows): hold the coefficients as the exact
-            # kernel's sweeps do (d in [0, 1], the last moves in [-1, 1])
-            if keep[1] and not 0.0 <= coef[1] <= 1.0:
-                coef = _minimise(curvature, gradient, keep, scale, fixed=(1, min(max(coef[1], 0.0), 1.0)))
-            if k > 2 and keep[2] and abs(coef[2]) > 1.0:
-                coef = _minimise(curvature, gradient, keep, scale, fixed=(2, np.clip(coef[2], -1.0, 1.0)))
-                if keep[1] and not 0.0 <= coef[1] <= 1.0:
-                    coef[1] = min(max(coef[1], 0.0), 1.0)
-        decrease = -(coef @ gradient + 0.5 * coef @ curvature @ coef)
-        if not np.isfinite(coef).all() or decrease <= 0.0:
+        # K_LL may be singular (duplicated rows): hold the coefficients as the exact kernel's sweeps do
+        coef = global_coefficients(curvature, gradient, hold=rows is not None)
+        if coef is None:
             return False
         for cf, (v0, v, image) in zip(coef, directions):
             step[0] += cf * v0
