@@ -22,22 +22,7 @@ from test_engine_contract import PlainFeatures  # noqa: E402  (the toy design ph
 LIN = kerndwd.vanilladot()
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    """A 2-worker LocalCluster (worker processes, 1 GiB each), closed after the module."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster, set_as_default=False) as c:
-        yield c
-
-
-@pytest.fixture
-def client(cluster_client):
-    """The cluster's client as Dask's scheduler for one test (others use Dask's default)."""
-    import dask
-
-    with dask.config.set(scheduler=cluster_client):
-        yield cluster_client
+from _cluster import client, cluster_client  # noqa: E402,F401  (fixtures)
 
 
 @pytest.fixture

@@ -16,23 +16,9 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+from _cluster import client, cluster_client  # noqa: E402,F401  (fixtures)
+
 RBF = kerndwd.rbfdot(1.0)
-
-
-@pytest.fixture(scope="module")
-def cluster_client():
-    """A 2-worker LocalCluster (worker processes, 1 thread and 1 GiB each), closed after the module."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="1GiB",
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster, set_as_default=False) as c:
-        yield c
-
-
-@pytest.fixture
-def client(cluster_client):
-    """The cluster's client as Dask's scheduler for one test."""
-    with dask.config.set(scheduler=cluster_client):
-        yield cluster_client
 
 
 def _circle(n=240, seed=0):
