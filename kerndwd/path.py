@@ -338,7 +338,10 @@ def fit(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kern
     X : array_like, pandas DataFrame, Dask array or Dask DataFrame, shape (n, p)
         Numeric predictors.  A row-chunked Dask array (or a Dask DataFrame of
         numeric columns) stays on the cluster, with the labels and weights
-        (in memory or Dask): the linear kernel and ``approx=`` designs only,
+        (in memory or Dask): the linear kernel, the ``approx=`` designs
+        (in memory by blocks, ``solver="bcd"``, they take rows in memory
+        only) and the exact kernel by ``solver="bcd"`` (whose rows are also
+        gathered once to the client, for the blocks and for prediction),
         ``kern`` given (see ``docs/scaling.md``).
     y : array_like, shape (n,)
         Exactly two distinct labels (numbers, strings, booleans, a pandas
@@ -413,6 +416,9 @@ def fit(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kern
         decomposition), ``"bcd"`` (block coordinate descent, ``O(n b)``
         memory) or ``"auto"`` (one of them, picked from ``n`` and the
         memory: ``path.chosen`` and ``print(path)`` say which and why).
+        With ``approx=``, ``solver="bcd"`` fits the approximation by blocks
+        of features (``block_size``, ``cache_features``) instead of solving
+        its ``(m + 1) x (m + 1)`` system.
         Default: ``"auto"`` under ``stop="kkt"``, R's choice under R's rule.
     progress : bool, default False
         Show the lambdas done, the passes and the gradient norm while the
