@@ -76,8 +76,8 @@ def spd_solver(P, explicit=False):
         inv, info = lapack.dpotri(factor, lower=False, overwrite_c=True)  # the factor is not read again
         if info == 0:
             # potri fills the upper triangle; the lower one is the clean factor's zeros: mirror
-            inv = inv + inv.T
-            np.einsum("ii->i", inv)[...] *= 0.5  # the diagonal as a view, whatever the memory order
+            inv = np.add(inv, inv.T, order="C")  # C order: its flat view holds the diagonal
+            inv.reshape(-1)[::inv.shape[0] + 1] *= 0.5
             return lambda rhs: inv @ rhs
     if info == 0:
         return lambda rhs: linalg.cho_solve((factor, False), rhs, check_finite=False)
