@@ -64,6 +64,14 @@ def _dot_block(a, b):
     return np.asarray(a) @ np.asarray(b)
 
 
+def _binary(ufunc, reflected=False):
+    """The method ``self <op> other`` (``other <op> self`` when ``reflected``) of
+    :class:`ChunkedRows` by ``ufunc``, which its ``__array_ufunc__`` takes."""
+    def op(self, other):
+        return ufunc(other, self) if reflected else ufunc(self, other)
+    return op
+
+
 class ChunkedRows:
     """A vector (or a matrix of a few columns) of ``n`` rows held on the workers,
     chunked like ``X``.
@@ -233,11 +241,6 @@ class ChunkedRows:
             return args[0].copy()
         return NotImplemented
 
-    def _binary(ufunc, reflected=False):
-        def op(self, other):
-            return ufunc(other, self) if reflected else ufunc(self, other)
-        return op
-
     __add__, __radd__ = _binary(np.add), _binary(np.add, True)
     __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
     __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
@@ -246,7 +249,6 @@ class ChunkedRows:
     __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
     __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
     __matmul__, __rmatmul__ = _binary(np.matmul), _binary(np.matmul, True)
-    del _binary
 
     def __neg__(self):
         return np.negative(self)
