@@ -248,3 +248,27 @@ def test_auto_runs_through_cv_and_the_estimator():
     assert clf.solver_ == "kdwd-cg" and clf.path_.design == "cg"
     assert clf.solver_chosen_.startswith("solver='auto': n = 600 rows")
     assert (clf.predict(X) == np.where(clf.decision_function(X) > 0, 1.0, -1.0)).all()
+
+
+def test_the_mm_step_of_the_cg_majoriser_is_the_weighted_kernel_solvers_step():
+    """The MM step of ``solver="cg"`` minimises the same quadratic as R's weighted
+    kernel solver (``wkdwd``: curvature ``(M/n) Z'WZ + 2 lambda diag(0, K)``):
+    from one point and one set of loss derivatives both move ``f`` alike (to
+    the conjugate-gradient tolerance)."""
+    X, y = circle(60, 11)
+    w = np.random.default_rng(3).uniform(0.2, 3.0, y.size)
+    kern = kerndwd.rbfdot(1.0)
+    steps = {}
+    for design in ("cg", "exact"):
+        problem = Problem.from_arrays(X, y, [0.05], kern=kern, weights=w, stop="kkt", eps=1e-7, method="mm",
+                                      design=make_design(design, {}))
+        maj = build_majoriser(problem, FactorCache(X, kern))
+        rng = np.random.default_rng(5)
+        coord = rng.standard_normal(maj.ncoef) * 0.1
+        z = rng.standard_normal(y.size) * w / y.size
+        step, df, _ = maj.at_lambda(0.05)(z, coord)
+        steps[maj.solver] = df
+    assert set(steps) == {"kdwd-cg", "wkdwd"}
+    scale = np.abs(steps["wkdwd"]).max()
+    assert scale > 0.0
+    assert np.abs(steps["kdwd-cg"] - steps["wkdwd"]).max() <= 1e-4 * scale
