@@ -92,6 +92,7 @@ def test_loss_nonnegative_and_finite(args):
 
 
 @given(q_and_margins(k=2, extremes=True))
+@example(args=(0.027384196342643614, 0.02665429003105932, 0.02665429003105935))  # astride the knot: 1 - t < 1/(q+1)
 def test_loss_nonincreasing(args):
     """(3.2)/(3.4): ``V_q`` is non-increasing (its derivative is in ``[-1, 0)``),
     so ``u1 <= u2`` implies ``V_q(u1) >= V_q(u2)``, exactly in floating point."""

@@ -23,10 +23,17 @@ __all__ = [
 
 def loss_values(u, q):
     """``V_q(u)`` (3.1): ``1 - u`` up to the knot ``t = q/(q+1)``, then
-    ``(t/u)^q / (q+1)``, a form whose powers cannot overflow (``t/u < 1``)."""
+    ``(t/u)^q / (q+1)``, a form whose powers cannot overflow (``t/u < 1``).
+
+    The linear piece is held at or above ``1/(q+1)`` as computed, the largest
+    value the other piece can take in floating point: ``t`` is rounded, and
+    ``1 - t`` may fall an ulp below ``1/(q+1)`` (q = 0.0274 does), which
+    would let ``V_q`` rise by an ulp across the knot.  Only margins within
+    the rounding of ``t`` are affected."""
     t = q / (q + 1.0)
+    top = 1.0 / (q + 1.0)
     ratio = t / np.maximum(u, t)
-    return np.where(u <= t, 1.0 - u, ratio**q / (q + 1.0))
+    return np.where(u <= t, np.maximum(1.0 - u, top), ratio**q / (q + 1.0))
 
 
 def loss_derivs(u, q):
@@ -63,7 +70,7 @@ def loss_values_and_derivs(u, q):
     ratio = np.maximum(u, t)
     np.divide(t, ratio, out=ratio)
     power = ratio ** q
-    values = np.where(u <= t, 1.0 - u, power / (q + 1.0))
+    values = np.where(u <= t, np.maximum(1.0 - u, 1.0 / (q + 1.0)), power / (q + 1.0))  # see loss_values
     power *= ratio
     return values, np.negative(power, out=power)
 
