@@ -107,7 +107,7 @@ from .contract import Majoriser
 from .linear import spd_solver
 
 __all__ = ["BlockKernelForm", "BlockCoordinateKernel", "DEFAULT_BLOCK_SIZE", "TILE_ENTRIES", "partition_rows",
-           "bordered_gram", "global_coefficients", "usable_cores"]
+           "bordered_gram", "global_coefficients", "global_step", "usable_cores"]
 
 #: Default coefficients per block (measured: see docs/solvers.md).
 DEFAULT_BLOCK_SIZE = 64
@@ -434,32 +434,55 @@ class BlockCoordinateKernel(Majoriser):
 
     def _global_step(self, step, coord, f_now, z, two_n_lam, weights):
         """Minimise the majoriser (*) at ``coord`` over the intercept and the
-        directions kept from the last sweep; updates ``step`` and ``f_now`` in
-        place and says whether it moved (not when no descent beyond rounding
-        is to be had)."""
-        M, n = self.loss.lipschitz, self.n
-        directions = [(1.0, None, np.ones(n))] + list(self._directions)
-        k = len(directions)
-        images = np.column_stack([image for _, _, image in directions])  # Z v, the changes of f
-        # the gradient of n F along v is v_0 sum(z) + (K v_alpha)' r, r = z + 2 n lambda alpha:
-        # r is small near the optimum, so no large terms cancel (as z'K v + 2 n lambda alpha'K v would)
-        residual = z + two_n_lam * coord[1:]
-        z_sum = z.sum()
+        directions kept from the last sweep (:func:`global_step`, the penalty's
+        metric ``K``)."""
+        directions = [(1.0, None, np.ones(self.n))] + list(self._directions)
+        return global_step(directions, step, coord, f_now, z, two_n_lam, weights, self.loss.lipschitz,
+                           rows=slice(None))
+
+
+def global_step(directions, step, coord, f_now, z, two_n_lam, weights, M, rows, hold=True):
+    """Minimise the majoriser (*) at ``coord`` over ``directions``
+    (``(v0, v, image)``: a move of the intercept and the coefficients, and the
+    change of ``f`` it makes, ``Z v``); updates ``step`` and ``f_now`` in place
+    and says whether it moved (not when no descent beyond rounding is to be
+    had).
+
+    The penalty's metric is the kernel of the rows ``rows`` (``K`` itself
+    with ``slice(None)``; ``K_LL`` for landmark rows), read off the images
+    (``K v = Z v - v0`` at those rows), or the identity when ``rows`` is None
+    (features).  With a kernel metric the gradient of ``n F`` along ``v`` is
+    ``v_0 sum(z) + (Z v - v0)' r`` with ``r = z + 2 n lambda alpha`` at the
+    rows: ``r`` is small near the optimum, so no large terms cancel (as
+    ``z'K v + 2 n lambda alpha'K v`` would).  ``hold``: see
+    :func:`global_coefficients`.
+    """
+    k = len(directions)
+    images = np.column_stack([image for _, _, image in directions])  # Z v, the changes of f
+    theta = coord[1:]
+    z_sum = z.sum()
+    if rows is None:  # z'C v + 2 n lambda theta'v
+        gradient = np.array([v0 * z_sum + (0.0 if v is None else (image - v0) @ z + two_n_lam * (theta @ v))
+                             for v0, v, image in directions])
+    else:
+        residual = z.copy()
+        residual[rows] += two_n_lam * theta
         gradient = np.array([v0 * z_sum + (0.0 if v is None else (image - v0) @ residual)
                              for v0, v, image in directions])
-        curvature = M * (images.T @ (weights[:, None] * images))
-        for i in range(1, k):
-            for j in range(1, k):  # v_i' K v_j, with K v_j = Z v_j - v0_j
-                curvature[i, j] += two_n_lam * (directions[i][1] @ (directions[j][2] - directions[j][0]))
-        coef = global_coefficients(curvature, gradient)
-        if coef is None:
-            return False  # rounding: no descent guaranteed
-        for c, (v0, v, image) in zip(coef, directions):
-            step[0] += c * v0
-            if v is not None:
-                step[1:] += c * v
-            f_now += c * image
-        return True
+    curvature = M * (images.T @ (weights[:, None] * images))
+    for i in range(1, k):
+        for j in range(1, k):  # v_i' Omega v_j
+            vi, (v0j, vj, imj) = directions[i][1], directions[j]
+            curvature[i, j] += two_n_lam * (vi @ vj if rows is None else vi @ (imj[rows] - v0j))
+    coef = global_coefficients(curvature, gradient, hold=hold)
+    if coef is None:
+        return False
+    for c, (v0, v, image) in zip(coef, directions):
+        step[0] += c * v0
+        if v is not None:
+            step[1:] += c * v
+        f_now += c * image
+    return True
 
 
 def global_coefficients(curvature, gradient, hold=True):

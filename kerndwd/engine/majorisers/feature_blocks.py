@@ -93,7 +93,7 @@ from ..cache import memory_budget
 from ..feature_maps import nystroem_cutoff
 from ..forms import Form
 from ..kernel_checks import quiet_kernel
-from .blocks import BlockKernelForm, _pool, bordered_gram, global_coefficients, partition_rows, usable_cores
+from .blocks import BlockKernelForm, _pool, bordered_gram, global_step, partition_rows, usable_cores
 from .contract import Majoriser
 from .linear import spd_solver
 
@@ -549,34 +549,11 @@ class FeatureBlockCoordinate(Majoriser):
 
     def _global_step(self, step, coord, f_now, z, two_n_lam, weights, extra=()):
         """Minimise the majoriser (*) at ``coord`` over the intercept and the
-        directions kept from the last sweep; updates ``step`` and ``f_now`` in
-        place and says whether it moved."""
-        M, n, rows = self.loss.lipschitz, self.n, self.form.landmark_rows
-        directions = [(1.0, None, np.ones(n))] + list(self._directions) + list(extra)
-        k = len(directions)
-        images = np.column_stack([image for _, _, image in directions])  # Z v, the changes of f
-        theta = coord[1:]
-        z_sum = z.sum()
-        if rows is None:  # z'C v + 2 n lambda theta'v
-            gradient = np.array([v0 * z_sum + (0.0 if v is None else (image - v0) @ z + two_n_lam * (theta @ v))
-                                 for v0, v, image in directions])
-        else:  # (C v)' r, r = z + 2 n lambda S beta: small near the optimum, nothing cancels
-            residual = z.copy()
-            residual[rows] += two_n_lam * theta
-            gradient = np.array([v0 * z_sum + (0.0 if v is None else (image - v0) @ residual)
-                                 for v0, v, image in directions])
-        curvature = M * (images.T @ (weights[:, None] * images))
-        for i in range(1, k):
-            for j in range(1, k):  # v_i' Omega v_j (Nystrom: K_LL v_j = (Z v_j - v0_j) at L)
-                vi, (v0j, vj, imj) = directions[i][1], directions[j]
-                curvature[i, j] += two_n_lam * (vi @ vj if rows is None else vi @ (imj[rows] - v0j))
-        # K_LL may be singular (duplicated rows): hold the coefficients as the exact kernel's sweeps do
-        coef = global_coefficients(curvature, gradient, hold=rows is not None)
-        if coef is None:
-            return False
-        for cf, (v0, v, image) in zip(coef, directions):
-            step[0] += cf * v0
-            if v is not None:
-                step[1:] += cf * v
-            f_now += cf * image
-        return True
+        directions kept from the last sweep (:func:`global_step`: the penalty's
+        metric ``K_LL`` for landmarks, the identity for features; ``K_LL`` may
+        be singular (duplicated rows), so its coefficients are held as the
+        exact kernel's sweeps hold them)."""
+        directions = [(1.0, None, np.ones(self.n))] + list(self._directions) + list(extra)
+        rows = self.form.landmark_rows
+        return global_step(directions, step, coord, f_now, z, two_n_lam, weights, self.loss.lipschitz, rows,
+                           hold=rows is not None)
