@@ -148,6 +148,19 @@ def assert_same_f(f1, f2, tol=F_TOL):
 # ---------------------------------------------------------------------------
 # the MM iteration
 # ---------------------------------------------------------------------------
+def decision_rounding(maj, coord):
+    """Four times the rounding bound of ``b0 + B theta`` evaluated from the
+    coefficients, ``n eps max_i (|b0| + |B| |theta|)_i``: on a singular
+    ``X X'`` at small lambda the coefficients grow to thousands along its
+    null space (4.5e3 on 11 equal rows at lambda = 1e-5, CI's randomized
+    step, seed 2198273402), and the evaluation itself then rounds by 1e-9."""
+    alpha = np.abs(maj.to_alpha(coord))
+    form = maj.form
+    B = np.abs(form.K) if hasattr(form, "K") else np.abs(np.asarray(form.B))
+    spread = alpha[0] + np.asarray(B @ alpha[1:]).ravel()
+    return 4.0 * form.n * np.finfo(float).eps * float(spread.max())
+
+
 def true_objective(maj, coord, y, lam):
     """``F`` of (3.1)/(4.2) from the majoriser's coordinates (recomputing ``f``
     from the intercept-first coefficients)."""
@@ -159,6 +172,8 @@ def true_objective(maj, coord, y, lam):
 @given(datasets(n_max=14), qs, st.lists(lams_wide, min_size=1, max_size=3, unique=True),
        st.sampled_from(["linear", "kernel", "linear-kernel"]), wide_weights)
 @settings(max_examples=FIT_EXAMPLES)
+@example(data_xy=(np.full((11, 4), 2.0), np.array([1.0] + [-1.0] * 10)), q=1.0, lambdas=[1e-05],
+         design="linear-kernel", wts=None)  # the decision values' own rounding: 1.6e-9
 @example(  # found by the dev profile: coefficients of 1.5e4 on a singular X X' (lambda = 1e-5) put the
     # rounding of F's evaluation at 2e-12 relative, above a fixed 1e-12
     data_xy=(np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0], [1.0, 1.0]]), np.array([1.0, 1.0, -1.0, -1.0])),
@@ -204,7 +219,7 @@ def test_mm_objective_never_increases(data_xy, q, lambdas, design, wts):
         slack = (objective_rounding(maj, maj.to_alpha(prev_coord), y, lam)
                  + objective_rounding(maj, maj.to_alpha(coord), y, lam))
         assert after <= before + slack, (l, before, after, slack)
-        assert np.abs(f - f_true).max() <= 1e-9 * max(1.0, np.abs(f_true).max())
+        assert np.abs(f - f_true).max() <= 1e-9 * max(1.0, np.abs(f_true).max()) + decision_rounding(maj, coord)
         prev_coord = coord
 
 
