@@ -122,11 +122,21 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None)
     form = objective.form
     theta = alpha[1:]
     b = alpha[0].astype(float)
+    at_start = slopes is not None and np.abs(slopes).max() <= _slope_tolerance(objective)
+    if at_start and decisions is not None:
+        # every column is at its best intercept: the first term is 0, and the derivative at
+        # the column's own decision values is all the second needs (one column: as a vector)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if alpha.shape[1] == 1:
+                dual = form.dual_norm_sq(objective.derivative(decisions[:, 0]) / form.n, theta[:, 0], lambdas[0])
+                bound = np.reshape(dual / (4.0 * lambdas[0]), 1)
+            else:
+                bound = form.dual_norm_sq(objective.derivative(decisions) / form.n, theta, lambdas) / (4.0 * lambdas)
+        return np.where(np.isfinite(bound), bound, np.inf)
     if decisions is None:
         applied = form.apply(theta).reshape(form.n, -1)
     else:
         applied = decisions - b[None, :]
-    at_start = slopes is not None and np.abs(slopes).max() <= _slope_tolerance(objective)
     b_star = b if at_start else _best_intercepts(b, applied, objective)
     with np.errstate(over="ignore", invalid="ignore"):
         at_best, z = objective.data_term_and_derivative(b_star[None, :] + applied)
