@@ -205,9 +205,8 @@ class Objective:
         theta = alpha[1:]
         applied = form.apply(theta)
         f = alpha[0] + applied
-        margins = self.y * f
-        values = loss.value(margins)
-        z = self.y * loss.deriv(margins)
+        values, z = loss.values_and_derivs(self.y * f)
+        z *= self.y
         if loss.weights is not None:
             values = loss.weights * values
             z = loss.weights * z
