@@ -136,7 +136,7 @@ def resolve(design, kern, storage, *, stop=None, eps=None, method=None, accelera
     """
     words = {"stop": "stop", "eps": "eps", "method": "method", "accelerate": "accelerate"}
     words.update(names or {})
-    which = getattr(design, "described", None) or f"{design.selected_by}={design.name!r}"
+    which = design.described
     caps = design.capabilities(kern, storage)
     if caps.kernels is not None and kern.name not in caps.kernels:
         others = [d for d in _serving(kern, storage) if d != which]

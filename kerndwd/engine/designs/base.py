@@ -189,6 +189,12 @@ class Design(ABC):
             Held to :class:`kerndwd.engine.majorisers.Majoriser`.
         """
 
+    @property
+    def described(self):
+        """How refusals name this design: the argument that selects it and its
+        name (a design selected by two arguments says both)."""
+        return f"{self.selected_by}={self.name!r}"
+
     def __repr__(self):
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"{type(self).__name__}({opts})"
