@@ -18,6 +18,8 @@ population but flat (``1/2``) for ``|f| <= q/(q+1)``; see its docstring.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 __all__ = ["fit_platt", "platt_probability"]
@@ -122,6 +124,48 @@ def fit_platt(f, y, centred=False):
         else:
             break
     return float(a), float(b)
+
+
+def fit_heldout_platt(heldout, targets, stacklevel=2):
+    """Platt's centred sigmoid ``(a, b)`` (``b = 0``) of held-out decision values,
+    as the estimators fit it.
+
+    One sigmoid serves every one-vs-rest problem, fitted on their pooled
+    values: the most probable class is then always the predicted one.  A
+    slope of the wrong sign (probabilities falling as the decision value
+    rises) is returned with a warning: the estimators then invert the
+    population minimiser (4.4) instead.
+
+    Parameters
+    ----------
+    heldout : sequence of array_like, shape (n,) each
+        The held-out decision values of each binary problem, NaN where missing.
+    targets : sequence of array_like, shape (n,) each
+        Their labels, +1 or -1.
+    stacklevel : int, default 2
+        Of the warning, as :func:`warnings.warn` takes it (2: the caller).
+
+    Returns
+    -------
+    a, b : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = np.array([[-2.0, -1.0, np.nan, 0.3, 0.8, 2.0]])
+    >>> y = np.array([[-1, -1, 1, -1, 1, 1]])
+    >>> a, b = fit_heldout_platt(f, y)
+    >>> bool(a < 0), b
+    (True, 0.0)
+    """
+    f, t = np.concatenate(list(heldout)), np.concatenate(list(targets))
+    keep = ~np.isnan(f)
+    a, b = fit_platt(f[keep], t[keep], centred=True)
+    if not a < 0:
+        warnings.warn(f"Platt's sigmoid fitted to the held-out decision values has slope a = {a:.3g} >= 0 "
+                      "(probabilities would fall as the decision value rises); predict_proba inverts the "
+                      "population minimiser (4.4) instead", UserWarning, stacklevel=stacklevel)
+    return a, b
 
 
 def platt_probability(f, a, b):

@@ -1,12 +1,13 @@
 """The scikit-learn face: :class:`DWDClassifier`.
 
-It only validates and dispatches: its data go through the input layer
-(:func:`kerndwd._inputs.check_classifier_data`) and its parameters into one
-validated :class:`kerndwd.engine.Problem` (:func:`kerndwd._inputs.build_problem`),
-which it hands to the model layer once (:func:`kerndwd._model.fit_model`:
-one run of the engine's path-solver template per binary target, on the one
-majoriser the problem's design builds, on a path of a single lambda, and
-Platt's calibration when asked).  What comes back is kept in
+It only dispatches: it hands its data as given and its parameters as the
+input layer's :class:`~kerndwd._inputs.Settings` to the model layer once
+(:func:`kerndwd._model.fit_model`), which has the input layer validate them
+into one :class:`kerndwd.engine.Problem`
+(:func:`kerndwd._inputs.classifier_inputs`) and runs the engine's
+path-solver template once per binary target, on the one majoriser the
+problem's design builds, on a path of a single lambda, with Platt's
+calibration when asked.  What comes back is kept in
 :attr:`DWDClassifier.path_` (:class:`kerndwd._model.DWDModel`), through which
 decision values, labels and probabilities go, and from which every fitted
 attribute is read.  No solver loop, and no choice of solver, lives here.
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._inputs import KernelSpec, Settings, build_problem, check_classifier_data, check_flag, check_matrix
+from ._inputs import KernelSpec, Settings, check_matrix
 from ._model import CALIBRATION_FOLDS, fit_model
 from ._scalars import check_real
 from .engine import make_design
@@ -452,12 +453,10 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
             :func:`kerndwd.fit` does), and ``probability=True`` on Dask rows.
         """
         lambd = check_real(self.lambd, "lambd", "positive")  # one number here, not a path
-        data = check_classifier_data(X, y, sample_weight, self.class_weight)
-        problem = build_problem(data, estimator_settings(self, [lambd], self.q, self.tol, self.stop,
-                                                         self.max_iter))
-        self.path_ = fit_model(problem, data, type(self).__name__,
-                               probability=check_flag(self.probability, "probability"),
-                               random_state=self.random_state, progress=check_flag(self.progress, "progress"))
+        settings = estimator_settings(self, [lambd], self.q, self.tol, self.stop, self.max_iter)
+        self.path_ = fit_model(X, y, sample_weight, self.class_weight, settings, type(self).__name__,
+                               probability=self.probability, random_state=self.random_state,
+                               progress=self.progress)
         return self
 
     @property

@@ -6,7 +6,7 @@ one warm-started path per fold, q and class); the refit at the chosen
 ``(lambda, q)`` is a :class:`~kerndwd.estimator.DWDClassifier`, fitted
 through its public ``fit``, and calibrated, with ``probability=True``, from
 the cross-validation's own held-out decision values
-(:meth:`kerndwd._model.DWDModel.calibrate`).
+(:func:`kerndwd.calibration.fit_heldout_platt`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import build_problem, check_classifier_data, check_flag, check_lambdas, check_n_jobs, check_qvals, seed_of
 from ._warnings import warn_folds
+from .calibration import fit_heldout_platt
 from .engine import FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
@@ -267,7 +268,8 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         if self.probability:
             # Platt's sigmoid from the cross-validation's own held-out decision
             # values at the chosen (lambda, q): no further fits
-            self.best_estimator_.path_.calibrate(predmat[iq, :, :, picks[iq, which]], data.targets)
+            self.best_estimator_.path_.platt = fit_heldout_platt(predmat[iq, :, :, picks[iq, which]], data.targets,
+                                                                 stacklevel=3)
         self.path_ = self.best_estimator_.path_
         return self
 
