@@ -123,9 +123,13 @@ def _expected_refusal(face, design, kname, method, stop, kind):
     storage = STORAGE[kind]
     if storage not in FACES[face]:
         return "X"
-    caps = _design_of(design).capabilities(kern, storage)
+    chooser = _design_of("auto" if design == "exact" and stop == "kkt" else design)  # no solver named: auto
+    picked = chooser.for_rows(N, P, kern, storage, False)
+    caps = picked.capabilities(kern, storage)
     if storage not in caps.storage:
         return "X"
+    if stop == "step" and picked.chosen is not None and picked.name != "exact":
+        return "stop"  # R's rule is for R's iteration, not for what a chooser picked
     if method is None:
         return None  # the compatibility check picks a solver that fits (or says which to name)
     solver = solver_capabilities(method)

@@ -219,7 +219,9 @@ def test_auto_picks_by_rows_and_memory_and_says_why():
     bcd = auto.for_rows(20000, 3, rbf, "dense", False)  # 3.2 GB of K > 1 GB
     assert bcd.name == "bcd" and "memory budget" in bcd.chosen
     assert auto.for_rows(10**6, 3, kerndwd.vanilladot(), "dense", False).name == "exact"
-    assert auto.for_rows(10**6, 3, rbf, "remote", False).name == "exact"
+    assert auto.for_rows(10**6, 3, kerndwd.vanilladot(), "remote", False).name == "exact"
+    on_cluster = auto.for_rows(10**6, 3, rbf, "remote", False)
+    assert on_cluster.name == "bcd" and "Dask" in on_cluster.chosen
     with pytest.raises(ValueError, match="memory"):
         make_design("auto", {"memory": -1})
 
@@ -236,6 +238,16 @@ def test_auto_is_the_default_under_the_gradient_rule_and_r_keeps_rs_solver():
     assert explicit.design == "exact" and explicit.stop == "kkt" and explicit.method == "newton"
     eig = kerndwd.fit(X, y, [0.1], kern=rbf, stop="kkt", solver="exact")
     np.testing.assert_allclose(kkt.objective, eig.objective, rtol=1e-8)
+
+
+def test_rs_rule_asked_of_a_picked_design_other_than_rs_is_refused_naming_stop():
+    X, y = circle(400, 8)
+    rbf = kerndwd.rbfdot(1.0)
+    with pytest.raises(ValueError, match=r"^stop='step' is R's rule.*solver='cg'"):
+        kerndwd.fit(X, y, [0.1], kern=rbf, solver="auto", stop="step")
+    named = kerndwd.fit(X, y, [0.1], kern=rbf, solver="cg", stop="step")  # named: R's rule on it
+    small = kerndwd.fit(X[:150], y[:150], [0.1], kern=rbf, solver="auto", stop="step")  # the pick is R's
+    assert named.stop == small.stop == "step" and small.design == "exact"
 
 
 def test_auto_runs_through_cv_and_the_estimator():

@@ -159,6 +159,13 @@ def resolve(design, kern, storage, *, stop=None, eps=None, method=None, accelera
         stop = caps.default_stop if design.chosen is None else "kkt"
     elif not isinstance(stop, str) or stop not in STOP_RULES:
         raise ValueError(f"{words['stop']} must be one of {list(STOP_RULES)}, got {stop!r}")
+    elif stop == "step" and design.chosen is not None and design.name != "exact":
+        # R's rule stops wherever R's iteration takes a small step: on another iteration it
+        # stops elsewhere, so the answer would depend on what the chooser picked
+        raise ValueError(f"{words['stop']}='step' is R's rule, for R's own iteration; {design.chosen.split(':')[0]} "
+                         f"picked {which} for these rows, whose iterates are not R's: pass {words['stop']}='kkt' "
+                         f"(the default of a picked design), or name the solver ({which}) to run it under "
+                         "R's rule")
     if eps is None:
         eps = DEFAULT_EPS[stop]
     chosen = default_solver(caps, stop, storage) if method is None else method

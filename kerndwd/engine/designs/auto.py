@@ -15,10 +15,16 @@ The three exact-kernel solvers reach the same optimum at different costs
 * ``"bcd"`` (block coordinate descent, ``O(n b)`` memory): where ``K`` does
   not fit.
 
-The linear kernel, sparse rows and rows on a Dask cluster go to ``"exact"``
-(whose linear form is the cheapest there), which refuses, naming the
-designs that take them, what it cannot fit.  A design chosen here defaults
-to the gradient rule (``stop="kkt"``): R's rule belongs to R's solver.
+Rows on a Dask cluster with a nonlinear kernel go to ``"bcd"``, whose
+sweeps run beside the row chunks (each block of kernel columns formed
+where its rows live: :mod:`kerndwd.engine.designs.dask_bcd`).  The linear
+kernel and sparse rows go to ``"exact"`` (whose linear form is the
+cheapest there), which refuses, naming the designs that take them, what it
+cannot fit.  A design chosen here defaults to the gradient rule
+(``stop="kkt"``): R's rule belongs to R's solver, and asked for it
+explicitly, a design other than ``"exact"`` is refused by the compatibility
+check, naming ``stop`` (R's rule stops wherever a step gets small, so the
+answer would depend on the pick).
 The choice is stated in ``print(path)`` and ``DWDClassifier.solver_``
 (:attr:`Design.chosen`).
 """
@@ -84,7 +90,9 @@ class AutoDesign(Design):
         self.memory = None if memory is None else check_real(memory, "memory", "positive")
 
     def capabilities(self, kern, storage):
-        return make_design("exact", {}).capabilities(kern, storage)
+        # what the design it picks for such rows declares (for_rows)
+        picked = "bcd" if storage == "remote" and not kern.is_linear else "exact"
+        return make_design(picked, {}).capabilities(kern, storage)
 
     def for_rows(self, n, p, kern, storage, weighted):
         def pick(name, why):
@@ -92,8 +100,11 @@ class AutoDesign(Design):
             design.chosen = f"solver='auto': {why}"
             return design
 
+        if storage == "remote" and not kern.is_linear:
+            return pick("bcd", "rows on a Dask cluster with a nonlinear kernel: block coordinate descent beside "
+                               "the row chunks (kernel columns formed where the rows live)")
         if kern.is_linear or storage != "dense":
-            return pick("exact", "the linear kernel or rows not in memory: R's choice of form")
+            return pick("exact", "the linear kernel or sparse rows: R's choice of form")
         if n <= EIGEN_MAX_ROWS:
             return pick("exact", f"n = {n} rows: the eigendecomposition of the kernel matrix")
         need = 8.0 * n * n + 16.0 * n * default_rank(n)
