@@ -493,8 +493,9 @@ def cv(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kerne
     n_jobs = check_n_jobs(n_jobs)
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, qval, eps, maxit, stop, random_state,
                                     approx=approx, solver=solver, design_options=design_options, method=method)
-    predmat, jerr = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], [problem.y], n_jobs=n_jobs,
-                                           progress=check_flag(progress, "progress"), desc="cv folds")
+    with core.fold_report("cv folds", foldid, check_flag(progress, "progress")) as monitor:
+        predmat, jerr = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], [problem.y],
+                                               n_jobs=n_jobs, monitor=monitor)
     return _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
 
 
@@ -568,7 +569,8 @@ def tune(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, qvals: Ar
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, float(qs[0]), eps, maxit, stop,
                                     random_state, gam=GAM_TUNE, linear_rule="tunedwd", approx=approx,
                                     solver=solver, design_options=design_options, method=method)
-    predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
-                                           progress=check_flag(progress, "progress"), desc="tune folds")
+    with core.fold_report("tune folds", foldid, check_flag(progress, "progress")) as monitor:
+        predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
+                                               monitor=monitor)
     cvres = [_cv_result(problem, predmat[iq, 0], jerr[iq, 0], foldid, q) for iq, q in enumerate(qs)]
     return TuneResult(qvals=qs, cvres=cvres, foldid=foldid, lambdas=problem.lambdas)

@@ -242,10 +242,10 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         lambdas = check_lambdas(lambdas, data.n, "lambdas")
         problem = build_problem(data, estimator_settings(self, lambdas, qs[0], self.cv_tol, self.cv_stop,
                                                          self.max_iter, names={"eps": "cv_tol", "stop": "cv_stop"}))
-        predmat, jerr = core.heldout_decisions(problem, FactorCache(problem.X, problem.kern), foldid, qs,
-                                               list(data.targets), n_jobs=n_jobs,
-                                               progress=check_flag(self.progress, "progress"),
-                                               desc=f"{type(self).__name__} folds")
+        with core.fold_report(f"{type(self).__name__} folds", foldid,
+                              check_flag(self.progress, "progress")) as monitor:
+            predmat, jerr = core.heldout_decisions(problem, FactorCache(problem.X, problem.kern), foldid, qs,
+                                                   list(data.targets), n_jobs=n_jobs, monitor=monitor)
         cvm = np.empty((qs.size, lambdas.size))
         cvsd = np.empty((qs.size, lambdas.size))
         for iq, q in enumerate(qs):

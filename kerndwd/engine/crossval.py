@@ -144,7 +144,28 @@ def _run(tasks, n_jobs, monitor):
     return results
 
 
-def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, progress=False, desc="cv folds"):
+def fold_report(desc, foldid, show):
+    """The progress report of a cross-validation (one unit per fold), made current
+    while its block runs, or nothing when ``show`` is false: what the faces
+    open around :func:`heldout_decisions` and pass it as ``monitor``.
+
+    Parameters
+    ----------
+    desc : str
+        What the progress line calls the work.
+    foldid : ndarray of int
+        The validated fold labels, 1 to the number of folds.
+    show : bool
+
+    Returns
+    -------
+    context manager
+        Yields the :class:`~kerndwd.engine.progress.Progress`, or None.
+    """
+    return reporting(Progress(desc, total=int(foldid.max()), unit="fold") if show else None)
+
+
+def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=None):
     """Cross-validated decision values.
 
     Parameters
@@ -162,11 +183,9 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, progress
         for one-vs-rest).
     n_jobs : int
         Folds in parallel (joblib); the numbers do not depend on it.
-    progress : bool
-        Show the folds done (and, with ``n_jobs=1``, each fold's passes):
-        :class:`kerndwd.engine.progress.Progress`.
-    desc : str
-        What the progress line calls the work.
+    monitor : Progress or None
+        The caller's report of the folds (:func:`fold_report`), advanced once
+        per fold; with ``n_jobs=1`` each fold's passes show in it too.
 
     Returns
     -------
@@ -179,8 +198,7 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, progress
     with blas_threads(problem.design.blas_work(problem)):
         problem.design.prepare(problem, cache, folds)
     tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
-    with reporting(Progress(desc, total=len(tasks), unit="fold") if progress else None) as monitor:
-        results = _run(tasks, n_jobs, monitor)
+    results = _run(tasks, n_jobs, monitor)
     n, nlam = problem.n, problem.lambdas.size
     predmat = np.full((len(qs), len(targets), n, nlam), np.nan)
     jerr = np.zeros((len(qs), len(targets), len(folds)), dtype=int)
