@@ -3,7 +3,8 @@ or more binary targets sharing one basis.
 
 :func:`fit_model` is what an estimator hands its inputs and its settings
 to, once: the input layer validates them into the data and one problem
-(:func:`kerndwd._inputs.classifier_inputs`); then, under one progress
+(:func:`kerndwd._inputs.check_classifier_data` and
+:func:`kerndwd._inputs.build_problem`); then, under one progress
 report, every binary target (one for two classes, one per class for
 one-vs-rest) is fitted with the one majoriser the problem's design builds
 (an eigendecomposition of ``Z'Z`` or of the kernel matrix, a Cholesky
@@ -23,7 +24,9 @@ import warnings
 import numpy as np
 
 from . import _predict
-from ._inputs import check_flag, classifier_inputs, seed_of
+from ._inputs.arguments import check_flag, seed_of
+from ._inputs.rows import check_classifier_data
+from ._inputs.settings import build_problem
 from ._warnings import DIVERGED_WHY, DWDConvergenceWarning
 from .calibration import fit_heldout_platt
 from .engine import FactorCache, build_majoriser, jerr_diverged, run_path
@@ -156,7 +159,8 @@ def fit_model(X, y, sample_weight, class_weight, settings, name, *, probability=
     -------
     DWDModel
     """
-    data, problem = classifier_inputs(X, y, sample_weight, class_weight, settings, stacklevel=3)
+    data = check_classifier_data(X, y, sample_weight, class_weight, stacklevel=3)
+    problem = build_problem(data, settings)
     probability, progress = check_flag(probability, "probability"), check_flag(progress, "progress")
     if probability and problem.storage == "remote":
         raise ValueError("probability=True calibrates on held-out folds of the rows, which a Dask X keeps on "

@@ -4,7 +4,7 @@ It only dispatches: it hands its data as given and its parameters as the
 input layer's :class:`~kerndwd._inputs.Settings` to the model layer once
 (:func:`kerndwd._model.fit_model`), which has the input layer validate them
 into one :class:`kerndwd.engine.Problem`
-(:func:`kerndwd._inputs.classifier_inputs`) and runs the engine's
+(:func:`kerndwd._inputs.check_classifier_data`, :func:`kerndwd._inputs.build_problem`) and runs the engine's
 path-solver template once per binary target, on the one majoriser the
 problem's design builds, on a path of a single lambda, with Platt's
 calibration when asked.  What comes back is kept in

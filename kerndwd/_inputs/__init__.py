@@ -5,8 +5,7 @@ their data with :func:`check_data` or :func:`check_classifier_data` (or
 :func:`check_matrix` for new rows) and their other arguments with
 :func:`build_problem`, which reads the declared capabilities of the design
 and the path solver through the engine's one compatibility check
-(:func:`kerndwd.engine.resolve`); :func:`classifier_inputs` does both for
-the estimators' fit.  The same bad input therefore gets the same message
+(:func:`kerndwd.engine.resolve`).  The same bad input therefore gets the same message
 from every face.  Each entry sends rows in memory (dense, sparse or
 pandas) and a Dask collection to their readers in :mod:`.rows` (which
 checks a Dask collection's rows, labels and weights lazily and places them
@@ -25,20 +24,14 @@ from __future__ import annotations
 from .arguments import (MAX_LAMBDA, QVAL_RANGE, check_flag, check_kernel, check_lambdas, check_n_jobs,
                         check_positive_sequence, check_qval, check_qvals, seed_of)
 from .data import Data
-from .rows import (MAX_ABS_X, binary_data, check_dask_matrix, check_weights, classifier_data, dask_binary_data,
-                   dask_classifier_data, encode_labels, float_matrix)
+from .rows import (MAX_ABS_X, _held_by_dask, binary_data, check_classifier_data, check_dask_matrix, check_weights,
+                   dask_binary_data, encode_labels, float_matrix)
 from .settings import KERNELS, KernelSpec, Settings, build_problem
 
 __all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
            "check_qvals", "check_n_jobs", "check_flag", "check_kernel", "check_positive_sequence", "Data", "Settings",
-           "KernelSpec", "build_problem", "check_classifier_data", "classifier_inputs", "seed_of", "MAX_ABS_X",
+           "KernelSpec", "build_problem", "check_classifier_data", "seed_of", "MAX_ABS_X",
            "MAX_LAMBDA", "QVAL_RANGE", "KERNELS"]
-
-
-def _held_by_dask(obj):
-    """Whether ``obj`` is a Dask collection (Dask's own test, without importing Dask)."""
-    graph = getattr(type(obj), "__dask_graph__", None)
-    return callable(graph) and obj.__dask_graph__() is not None
 
 
 def check_matrix(X, name="X"):
@@ -83,39 +76,3 @@ def check_data(X, y, wt=None, *, names=None):
     if not _held_by_dask(X):
         return binary_data(X, y, wt, names)
     return dask_binary_data(X, y, wt, names)
-
-
-def check_classifier_data(X, y, sample_weight=None, class_weight=None, *, stacklevel=2):
-    """The data of the estimators: rows, any number (two or more) of classes, and
-    the weights ``sample_weight`` times ``class_weight`` in R's scaling.
-
-    The R package minimises ``(1/n) sum_i w_i V_q + lambda ||f||^2``; the
-    weights ``w = s n / sum(s)`` (``s`` the product of the two weights) turn
-    it into ``(1/sum(s)) sum_i s_i V_q + ...``, in which repeating a row and
-    doubling its weight are the same problem.  In memory, rows of zero weight
-    (which add nothing to the objective and whose kernel coefficients vanish
-    at the optimum) are dropped first; on a cluster they are kept, which
-    gives the same objective.  A column vector ``y`` in memory is taken with
-    scikit-learn's ``DataConversionWarning``, which names the frame
-    ``stacklevel`` counts from here (as :func:`warnings.warn` counts).
-
-    Returns
-    -------
-    Data
-        ``targets`` are one-vs-rest for more than two classes, one target
-        (``classes[1]`` is +1) for two.
-    """
-    from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
-
-    if not _held_by_dask(X):
-        return classifier_data(X, y, sample_weight, class_weight, DataConversionWarning, stacklevel + 1)
-    return dask_classifier_data(X, y, sample_weight, class_weight)
-
-
-def classifier_inputs(X, y, sample_weight, class_weight, settings, *, stacklevel=2):
-    """``(data, problem)`` of an estimator's fit: its data
-    (:func:`check_classifier_data`, ``stacklevel`` as it takes it, counted
-    from here) and the one validated problem of the data and ``settings``
-    (:func:`build_problem`)."""
-    data = check_classifier_data(X, y, sample_weight, class_weight, stacklevel=stacklevel + 1)
-    return data, build_problem(data, settings)

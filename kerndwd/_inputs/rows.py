@@ -29,13 +29,14 @@ import warnings
 import numpy as np
 from scipy import sparse
 
+from ..engine.chunk_tasks import persist_beside
 from ..engine.chunked import ChunkedRows, is_dask_collection, require_dask
 from .data import (Data, check_class_levels, check_levels, check_positive_classes, check_weight_values, is_missing,
                    label_levels, per_class_weights, targets_of)
 
 __all__ = ["MAX_ABS_X", "is_pandas", "numeric_dtype", "as_float_array", "label_array", "encode_labels",
            "check_weights", "feature_names", "float_matrix", "binary_data", "classifier_data", "check_dask_matrix",
-           "place", "dask_binary_data", "dask_classifier_data"]
+           "place", "dask_binary_data", "dask_classifier_data", "check_classifier_data"]
 
 #: Largest magnitude accepted in X: inner products of rows (p terms of up to
 #: MAX_ABS_X^2) must stay far below the largest double (1.8e308).
@@ -360,17 +361,18 @@ def place(X, vectors, name="X"):
     """``(X, vectors)`` placed on the workers, once, at the end of a fit's checks:
     ``X`` persisted and checked for NaN and infinite values (one pass over the
     persisted chunks), then each of ``vectors`` (Dask vectors chunked like
-    ``X``, ChunkedRows, or None) stored beside the chunk of ``X`` it belongs
-    to, as :class:`~kerndwd.engine.chunked.ChunkedRows`, all in one
-    computation, so that no pass moves them."""
+    ``X``, or None) stored beside the chunk of ``X`` it belongs to
+    (:func:`kerndwd.engine.chunk_tasks.persist_beside`), all in one
+    computation, so that no pass moves them, and returned as
+    :class:`~kerndwd.engine.chunked.ChunkedRows`."""
     da = require_dask()
     from dask import persist
 
     (X,) = persist(X)
     if not bool(da.isfinite(X).all().compute()):
         raise ValueError(f"{name} contains NaN or infinite values")
-    rows = tuple(v if v is None or isinstance(v, ChunkedRows) else ChunkedRows.from_dask(v) for v in vectors)
-    return X, ChunkedRows.place(rows, X)
+    stored = persist_beside(X, vectors)
+    return X, tuple(None if v is None else ChunkedRows.from_dask(v) for v in stored)
 
 
 def _is_numeric_dtype(t):
@@ -522,8 +524,41 @@ def dask_classifier_data(X, y, sample_weight, class_weight):
     if s is not None:
         _, positive = dask_class_counts(y_idx, classes.size, s)
         check_positive_classes(positive, classes)
-        s = ChunkedRows.from_dask(s)  # summed as every pass of the engine sums rows
-        weights = s * (n / s.sum())
+        total = ChunkedRows.from_dask(s).sum()  # summed as every pass of the engine sums rows
+        weights = s * (n / total)
     targets = tuple(da.where(y_idx == k, 1.0, -1.0) for k in ((1,) if classes.size == 2 else range(classes.size)))
     placed_X, placed = place(rows_of_X, targets + (weights, sw))
     return Data(placed_X, classes, placed[:-2], placed[-2], placed[-1], feature_names=names)
+
+
+def _held_by_dask(obj):
+    """Whether ``obj`` is a Dask collection (Dask's own test, without importing Dask)."""
+    graph = getattr(type(obj), "__dask_graph__", None)
+    return callable(graph) and obj.__dask_graph__() is not None
+
+
+def check_classifier_data(X, y, sample_weight=None, class_weight=None, *, stacklevel=2):
+    """The data of the estimators: rows, any number (two or more) of classes, and
+    the weights ``sample_weight`` times ``class_weight`` in R's scaling.
+
+    The R package minimises ``(1/n) sum_i w_i V_q + lambda ||f||^2``; the
+    weights ``w = s n / sum(s)`` (``s`` the product of the two weights) turn
+    it into ``(1/sum(s)) sum_i s_i V_q + ...``, in which repeating a row and
+    doubling its weight are the same problem.  In memory, rows of zero weight
+    (which add nothing to the objective and whose kernel coefficients vanish
+    at the optimum) are dropped first; on a cluster they are kept, which
+    gives the same objective.  A column vector ``y`` in memory is taken with
+    scikit-learn's ``DataConversionWarning``, which names the frame
+    ``stacklevel`` counts from here (as :func:`warnings.warn` counts).
+
+    Returns
+    -------
+    Data
+        ``targets`` are one-vs-rest for more than two classes, one target
+        (``classes[1]`` is +1) for two.
+    """
+    from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
+
+    if not _held_by_dask(X):
+        return classifier_data(X, y, sample_weight, class_weight, DataConversionWarning, stacklevel + 1)
+    return dask_classifier_data(X, y, sample_weight, class_weight)

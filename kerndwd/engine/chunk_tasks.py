@@ -20,7 +20,8 @@ import numpy as np
 
 from .progress import current as current_progress
 
-__all__ = ["is_dask_collection", "require_dask", "Stored", "row_chunks", "chunk_layer", "persist_unoptimised",
+__all__ = ["is_dask_collection", "require_dask", "Stored", "row_chunks", "chunk_layer", "rows_array", "persist_beside",
+           "persist_unoptimised",
            "leaf_arrays", "chunk_graph", "reduce_rows", "fresh_name", "as_float", "sum_and_count_block",
            "DASK_EXTRA", "SLICE_ROWS", "REDUCE_FAN_IN"]
 
@@ -234,6 +235,32 @@ def chunk_layer(name, fn, exprs, leaves, chunks, store):
         dsk[(name, i)] = (_chunk_task, fn, exprs, pending_specs, names, tuple(ix for _, ix in slots), rows,
                           store and bool(pending), store, np.geterr(), *[key for key, _ in slots])
     return dsk, pending, inputs
+
+
+def rows_array(expr, leaves, chunks, ncols=None, near=None):
+    """A lazy Dask array of the rows ``expr`` over ``leaves`` (``chunks`` rows per
+    chunk; ``ncols`` columns, None for a vector): one task per chunk evaluates it.
+    With ``near`` (a persisted Dask array chunked like the rows, ``X`` say), each
+    task also depends on ``near``'s chunk, so the scheduler runs it, and keeps
+    its result, on the worker that holds that chunk."""
+    da = require_dask()
+    leaves = leaves if near is None else {**leaves, near.name: near}
+    name = fresh_name("rows")
+    dsk, _, inputs = chunk_layer(name, as_float, (expr,), leaves, chunks, store=False)
+    graph = chunk_graph(name, dsk, leaf_arrays(inputs), inputs, chunk_layer=name)
+    shape = (chunks,) if ncols is None else (chunks, (ncols,))
+    return da.Array(graph, name, chunks=shape, dtype=np.float64, meta=np.empty((0,) * len(shape)))
+
+
+def persist_beside(near, arrays):
+    """Each of ``arrays`` (Dask vectors chunked like the rows of ``near``, or None)
+    computed and stored on the workers now, in one computation, each chunk
+    beside the chunk of ``near`` it belongs to (:func:`rows_array`): the
+    persisted arrays, None where None was given."""
+    lazy = [rows_array(("leaf", a.name), {a.name: a}, tuple(a.chunks[0]), None, near)
+            for a in arrays if a is not None]
+    stored = iter(persist_unoptimised(*lazy) if lazy else ())
+    return tuple(None if a is None else next(stored) for a in arrays)
 
 
 def persist_unoptimised(*arrays):

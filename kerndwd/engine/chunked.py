@@ -29,9 +29,8 @@ import numbers
 
 import numpy as np
 
-from .chunk_tasks import (REDUCE_FAN_IN, SLICE_ROWS, Stored, as_float, chunk_graph, chunk_layer, fresh_name,
-                          is_dask_collection, leaf_arrays, persist_unoptimised, reduce_rows, require_dask, row_chunks,
-                          sum_and_count_block)
+from .chunk_tasks import (REDUCE_FAN_IN, SLICE_ROWS, Stored, is_dask_collection, persist_unoptimised, reduce_rows,
+                          require_dask, row_chunks, rows_array, sum_and_count_block)
 
 __all__ = ["is_dask_collection", "require_dask", "ChunkedRows", "reduce_rows", "row_expression", "REDUCE_FAN_IN",
            "SLICE_ROWS"]
@@ -263,18 +262,13 @@ class ChunkedRows:
         With ``near`` (a Dask array chunked like the rows, ``X`` say), each task
         also depends on ``near``'s chunk, so the scheduler runs it, and keeps its
         result, on the worker that holds that chunk."""
-        da = require_dask()
+        require_dask()
         if self._mask is not None:
             raise TypeError("a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)")
         leaf = self._leaves.get(self._expr[1]) if self._expr[0] == "leaf" else None
         if leaf is not None and not isinstance(leaf, Stored) and near is None:
             return leaf
-        leaves = self._leaves if near is None else {**self._leaves, near.name: near}
-        name = fresh_name("rows")
-        dsk, _, inputs = chunk_layer(name, as_float, (self._expr,), leaves, self.chunks, store=False)
-        graph = chunk_graph(name, dsk, leaf_arrays(inputs), inputs, chunk_layer=name)
-        chunks = (self.chunks,) if self._ncols is None else (self.chunks, (self._ncols,))
-        return da.Array(graph, name, chunks=chunks, dtype=np.float64, meta=np.empty((0,) * self.ndim))
+        return rows_array(self._expr, self._leaves, self.chunks, self._ncols, near)
 
     def persist(self, near=None):
         """The rows stored on the workers now (one task per chunk), as a leaf;
