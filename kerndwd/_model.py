@@ -20,6 +20,7 @@ read.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +34,12 @@ from .engine import FactorCache, build_majoriser, jerr_diverged, run_path
 from .engine import crossval as core
 from .engine.progress import Progress, reporting
 from .engine.progress import current as current_progress
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .engine.predictors import Predictor
+    from .kernels import Kernel
 
 __all__ = ["DWDModel", "fit_model", "CALIBRATION_FOLDS"]
 
@@ -73,18 +80,20 @@ class DWDModel:
         The column names of a DataFrame whose names are all strings.
     """
 
+    kern: Kernel
+    qval: float
+    classes: NDArray[Any]
+    stop: str
+    method: str
+    design: str
+    chosen: str | None
+    solver: str
+    predictor: Predictor
+
     def __init__(self, alpha, problem, majoriser, n_iter, kkt, objective):
         self.alpha = alpha
         self.lambd = float(problem.lambdas[0])
-        self.qval = problem.loss.q
-        self.classes = problem.classes
-        self.predictor = majoriser.predictor
-        self.kern = problem.kern
-        self.solver = majoriser.solver
-        self.design = problem.design.name
-        self.chosen = problem.design.chosen
-        self.method = problem.method
-        self.stop = problem.stop
+        self.__dict__.update(problem.fitted_with(majoriser))  # kern, qval, classes, solver, design, ...
         self.n_iter, self.kkt, self.objective = n_iter, kkt, objective
         self.platt = None
         self.n_features = self.feature_names = None

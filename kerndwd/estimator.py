@@ -22,7 +22,7 @@ only from sources you trust.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from ._model import DWDModel
+    from .engine.predictors import KernelPredictor
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -491,7 +492,7 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         """The training rows of the kernel expansion (kernel solver only)."""
         if self.path_.predictor.coef_space != "kernel":
             raise AttributeError("X_fit_: only a kernel expansion keeps its training rows")
-        return self.path_.predictor.x
+        return cast("KernelPredictor", self.path_.predictor).x
 
     @property
     def kkt_(self) -> NDArray[np.float64]:

@@ -30,13 +30,9 @@ from .kernels import Kernel
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-try:  # scikit-learn is an optional dependency (extra "sklearn")
-    from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.model_selection import check_cv
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
-    ) from exc
+# scikit-learn, an optional dependency: .estimator above has already said how to install it
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import check_cv
 
 __all__ = ["DWDClassifierCV", "DEFAULT_CV_LAMBDAS"]
 

@@ -124,6 +124,7 @@ class DWDPath(RNamed):
     classes: NDArray[Any]
     n: int
     design: str
+    chosen: str | None
     method: str
     solver: str
     predictor: Predictor
@@ -138,21 +139,14 @@ class DWDPath(RNamed):
         self.objective = result.objective
         self.kkt = result.kkt
         self.gap_bound = result.gap_bound
-        self.kern = problem.kern
-        self.qval = problem.loss.q
+        # kern, qval, classes, stop, method, design, chosen (why solver="auto" picked the
+        # design, else None), solver, predictor
+        self.__dict__.update(problem.fitted_with(majoriser))
         self.wt = problem.loss.weights
         self.eps = problem.eps
         self.maxit = problem.maxit
-        self.stop = problem.stop
         self.gam = problem.gam
-        self.classes = problem.classes
         self.n = problem.n
-        self.design = problem.design.name
-        #: why the design was picked, when ``solver="auto"`` picked it (else None)
-        self.chosen = problem.design.chosen
-        self.method = problem.method
-        self.solver = majoriser.solver
-        self.predictor = majoriser.predictor
         self.n_features = self.predictor.n_features
         self._fingerprint_later = problem.fingerprint_later()
 

@@ -186,6 +186,26 @@ class Problem:
         rows = (self.X.shape, self.X.T @ np.ones(self.n))  # one pass (a strided sum over rows is slower)
         return partial(_fingerprint, self.kern, self.loss.q, self.design, rows, self.y, self.loss.weights)
 
+    def fitted_with(self, majoriser):
+        """What a fitted object reports of the fit of this problem by ``majoriser``:
+        ``kern``, ``qval``, ``classes``, ``stop``, ``method``, ``design``, ``chosen``
+        (why ``solver="auto"`` picked the design, else None), ``solver`` (the
+        majoriser) and ``predictor``.  The faces' fitted objects (the path, the
+        estimators' model) take these attributes from here.
+
+        Parameters
+        ----------
+        majoriser : Majoriser
+            What the design built for the problem.
+
+        Returns
+        -------
+        dict
+        """
+        return {"kern": self.kern, "qval": self.loss.q, "classes": self.classes, "stop": self.stop,
+                "method": self.method, "design": self.design.name, "chosen": self.design.chosen,
+                "solver": majoriser.solver, "predictor": majoriser.predictor}
+
     def subset(self, rows):
         """The problem on the rows ``rows`` (a fold's training part).
 
