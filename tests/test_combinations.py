@@ -27,7 +27,7 @@ from scipy import sparse
 
 import kerndwd
 from kerndwd.engine import design_names, make_design, solver_capabilities, solver_names
-from kerndwd.engine.designs.feature_bcd import BLOCK_DESIGNS, feature_block_design
+from kerndwd.engine.designs.feature_bcd import BLOCK_DESIGNS, FeatureAutoDesign, feature_block_design
 
 pd = pytest.importorskip("pandas")
 da = pytest.importorskip("dask.array")
@@ -51,11 +51,16 @@ KERNELS = {"linear": kerndwd.vanilladot(), "rbf": kerndwd.rbfdot(0.5)}
 #: together with ``solver="bcd"`` (no registered name of their own): named
 #: ``"<approx>+bcd"`` in this grid
 BLOCK_VARIANTS = {f"{name}+bcd": name for name in BLOCK_DESIGNS}
+#: The same approximations with ``solver="auto"`` (the chooser between the one
+#: system and the blocks): ``"<approx>+auto"``
+AUTO_VARIANTS = {f"{name}+auto": name for name in BLOCK_DESIGNS}
 
 
 def _design_of(name):
     if name in BLOCK_VARIANTS:
         return feature_block_design(BLOCK_VARIANTS[name], {})
+    if name in AUTO_VARIANTS:
+        return FeatureAutoDesign(AUTO_VARIANTS[name], n_components=15)
     return make_design(name, {}, argument=_argument(name))
 
 
@@ -64,7 +69,7 @@ def _designs():
     variant: the linear kernel where the design serves it with sparse rows, and the
     rbf kernel."""
     out = []
-    for name in design_names() + list(BLOCK_VARIANTS):
+    for name in design_names() + list(BLOCK_VARIANTS) + list(AUTO_VARIANTS):
         design = _design_of(name)
         for kname, kern in KERNELS.items():
             caps = design.capabilities(kern, "dense")
@@ -153,6 +158,8 @@ def _design_kw(design, estimator=False):
     if design in BLOCK_VARIANTS:
         blocks = {"design_options": {"block_size": 4}} if estimator else {"block_size": 4}
         return dict(approx=BLOCK_VARIANTS[design], solver="bcd", n_components=15, **blocks)
+    if design in AUTO_VARIANTS:
+        return dict(approx=AUTO_VARIANTS[design], solver="auto", n_components=15)
     kw = {} if design == "exact" else {_argument(design): design}
     if design in ("nystroem", "rff"):
         kw["n_components"] = 15
@@ -231,6 +238,7 @@ def test_every_combination_answers_as_dense_rows_or_names_what_refuses_it(face, 
 def test_the_grid_covers_every_registered_design_and_solver():
     designs = {d for _, d, _, _, _ in CASES}
     solvers = {m for _, _, _, m, _ in CASES} - {None}
-    assert designs == set(design_names()) | set(BLOCK_VARIANTS) and solvers == set(solver_names())
+    assert designs == set(design_names()) | set(BLOCK_VARIANTS) | set(AUTO_VARIANTS)
+    assert solvers == set(solver_names())
     assert len(CASES) == len(FACES) * len(_designs()) * (len(solver_names()) + 1) * 2
     assert {k for k in itertools.chain.from_iterable([[s] for s in STORAGE.values()])} == {"dense", "sparse", "remote"}

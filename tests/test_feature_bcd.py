@@ -251,3 +251,54 @@ def test_duplicated_rows_leave_the_landmark_system_singular_and_the_fit_converge
     blocks = kerndwd.fit(X, y, [0.1, 0.01], approx="nystroem", solver="bcd", n_components=80, block_size=16, **kw)
     assert blocks.jerr == 0
     np.testing.assert_allclose(_links(blocks, X), _links(exact, X), atol=1e-5, rtol=0)
+
+
+# --------------------------------------------------------------------------
+# approx= with solver="auto": the one system or the blocks
+# --------------------------------------------------------------------------
+def test_auto_picks_the_system_or_the_blocks_by_m_and_says_why():
+    from kerndwd.engine.designs.feature_bcd import FEATURE_SYSTEM_MAX, FeatureAutoDesign
+
+    rbf = kerndwd.rbfdot(1.0)
+    small = FeatureAutoDesign("nystroem", n_components=50).for_rows(1000, 3, rbf, "dense", False)
+    assert type(small).__name__ == "NystroemDesign" and "one (m + 1) x (m + 1) system" in small.chosen
+    large = FeatureAutoDesign("rff", n_components=FEATURE_SYSTEM_MAX + 1).for_rows(1000, 3, rbf, "dense", False)
+    assert isinstance(large, FourierBlockDesign) and f"more than {FEATURE_SYSTEM_MAX}" in large.chosen
+    asked = FeatureAutoDesign("nystroem", n_components=50, block_size=8).for_rows(1000, 3, rbf, "dense", False)
+    assert isinstance(asked, NystroemBlockDesign) and asked.block_size == 8
+    remote = FeatureAutoDesign("rff", n_components=FEATURE_SYSTEM_MAX + 1).for_rows(1000, 3, rbf, "remote", False)
+    assert type(remote).__name__ == "FourierDesign" and "rows not in memory" in remote.chosen
+    with pytest.raises(ValueError, match="approx must be one of"):
+        FeatureAutoDesign("fastfood")
+    with pytest.raises(TypeError, match="block_sizes"):
+        FeatureAutoDesign("rff", block_sizes=8)
+
+
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_auto_fits_what_the_design_it_picks_fits(approx):
+    X, y, _ = _data()
+    kw = dict(kern=kerndwd.rbfdot(1.0), stop="kkt", eps=1e-9, n_components=40, random_state=3)
+    auto = kerndwd.fit(X, y, LAMBDAS, approx=approx, solver="auto", **kw)
+    plain = kerndwd.fit(X, y, LAMBDAS, approx=approx, **kw)
+    assert auto.chosen.startswith(f"approx={approx!r} with solver='auto': m = 40") and plain.chosen is None
+    np.testing.assert_allclose(_links(auto, X), _links(plain, X), atol=1e-6)
+    blocks = kerndwd.fit(X, y, LAMBDAS, approx=approx, solver="auto", block_size=16, **kw)
+    assert blocks.design == approx and blocks.solver != plain.solver and "blocks of 16" in blocks.chosen
+    np.testing.assert_allclose(_links(blocks, X), _links(plain, X), atol=1e-6)
+    clf = kerndwd.DWDClassifier(kernel="rbf", gamma=1.0, lambd=0.1, approx=approx, n_components=40,
+                                solver="auto", random_state=3).fit(X, y)
+    assert clf.solver_chosen_.startswith(f"approx={approx!r} with solver='auto'")
+    with pytest.raises(ValueError, match=r"^stop='step' is R's rule"):
+        kerndwd.fit(X, y, LAMBDAS, approx=approx, solver="auto", kern=kw["kern"], stop="step", n_components=40)
+
+
+def test_a_feature_system_beyond_the_memory_available_is_refused_naming_n_components(monkeypatch):
+    from kerndwd.engine.designs import features
+
+    X, y, _ = _data()
+    monkeypatch.setattr(features, "available_memory", lambda: 1e6)  # 1 MB: 150 x 400 features and a 401^2 system
+    with pytest.raises(ValueError, match=r"^n_components: approx='rff' with m = 400 columns on 150 rows takes "
+                                         r"0.004 GiB.*solver='bcd'"):
+        kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0), approx="rff", n_components=400)
+    blocks = kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0), approx="rff", n_components=400, solver="bcd")
+    assert blocks.jerr == 0 and blocks.kkt[0] <= blocks.eps

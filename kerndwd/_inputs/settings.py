@@ -14,7 +14,7 @@ from .._scalars import check_integer, check_real
 from ..engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
 from ..engine.capabilities import storage_of
 from ..engine.chunked import ChunkedRows, is_dask_collection
-from ..engine.designs.feature_bcd import feature_block_design
+from ..engine.designs.feature_bcd import FeatureAutoDesign, feature_block_design
 from ..kernels import Kernel, kernel_from_spec, rbfdot, sigest
 from .arguments import check_kernel, check_lambdas, check_qval, seed_of
 
@@ -155,9 +155,11 @@ def _design(settings):
     approx, solver, options = settings.approx, settings.solver, settings.design_options or {}
     if approx is not None and solver == "bcd":  # the approximation by sweeps over blocks of its columns
         return feature_block_design(approx, options, random_state=seed_of(settings.random_state))
+    if approx is not None and solver == "auto":  # its one system or its blocks, picked for the rows
+        return FeatureAutoDesign(approx, random_state=seed_of(settings.random_state), **options)
     if approx is not None and solver is not None:
-        raise ValueError(f"give approx or solver, not both, except solver='bcd' with approx (got approx={approx!r}, "
-                         f"solver={solver!r})")
+        raise ValueError(f"give approx or solver, not both, except solver='bcd' or 'auto' with approx (got "
+                         f"approx={approx!r}, solver={solver!r})")
     if approx is None and solver is None and options:
         raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(options))}: "
                         "design options are accepted only together with approx= or solver=")

@@ -48,6 +48,11 @@ def available_memory():
         return None
 
 
+def gib(nbytes):
+    """``nbytes`` in GiB, two significant digits, for messages ("3.7 GiB")."""
+    return f"{nbytes / 2**30:.2g} GiB"
+
+
 def memory_budget(memory=None, unknown=None):
     """Bytes a kernel matrix may take: ``memory`` when given, else
     :data:`MEMORY_FRACTION` of :func:`available_memory` (``unknown`` when that is not known).

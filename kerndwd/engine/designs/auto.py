@@ -32,7 +32,7 @@ The choice is stated in ``print(path)`` and ``DWDClassifier.solver_``
 from __future__ import annotations
 
 from ..._scalars import check_real
-from ..cache import MEMORY_FRACTION, memory_budget
+from ..cache import MEMORY_FRACTION, gib, memory_budget
 from ..capabilities import DesignCapabilities
 from ..kernel_cg import default_rank
 from .base import Design, make_design, register_design
@@ -41,10 +41,6 @@ __all__ = ["AutoDesign", "EIGEN_MAX_ROWS"]
 
 #: Up to this many rows the eigendecomposition is the fastest exact route.
 EIGEN_MAX_ROWS = 200
-def _gib(b):
-    return f"{b / 2**30:.2g} GiB"
-
-
 @register_design
 class AutoDesign(Design):
     """``solver="auto"``: picks ``"exact"``, ``"cg"`` or ``"bcd"`` for the rows (module docstring).
@@ -110,10 +106,10 @@ class AutoDesign(Design):
         need = 8.0 * n * n + 16.0 * n * default_rank(n)
         budget = memory_budget(self.memory, need)
         if need <= budget:
-            return pick("cg", f"n = {n} rows, the kernel matrix takes {_gib(need)} of a {_gib(budget)} budget: "
+            return pick("cg", f"n = {n} rows, the kernel matrix takes {gib(need)} of a {gib(budget)} budget: "
                               "Newton with preconditioned conjugate gradients on it")
-        return pick("bcd", f"the {n} x {n} kernel matrix ({_gib(8.0 * n * n)}) exceeds the memory budget "
-                           f"({_gib(budget)}): block coordinate descent, O(n b) memory (approx='nystroem' is "
+        return pick("bcd", f"the {n} x {n} kernel matrix ({gib(8.0 * n * n)}) exceeds the memory budget "
+                           f"({gib(budget)}): block coordinate descent, O(n b) memory (approx='nystroem' is "
                            "much faster at this size)")
 
     def majoriser(self, problem, cache):

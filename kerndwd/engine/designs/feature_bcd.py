@@ -35,18 +35,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..._scalars import check_integer
-from ..cache import memory_budget
+from ..cache import gib, memory_budget
 from ..capabilities import DesignCapabilities
 from ..feature_maps import LANDMARKS, SPECTRAL_SAMPLERS
 from ..kernel_checks import check_kernel_rows
 from ..majorisers.feature_blocks import DEFAULT_FEATURE_BLOCK, FeatureBlockCoordinate, FourierBlockForm, \
     LandmarkBlockForm
 from ..predictors import FeaturePredictor, KernelPredictor
-from .base import design_class, design_names
+from .base import Design, design_class, design_names, make_design
 from .features import FourierDesign, NystroemDesign
 
 __all__ = ["FeatureBlockDesign", "FourierBlockDesign", "NystroemBlockDesign", "BLOCK_DESIGNS",
-           "feature_block_design"]
+           "feature_block_design", "FeatureAutoDesign", "FEATURE_SYSTEM_MAX"]
 
 _OPTIONS = ("solver", "block_size", "cache_features")
 
@@ -77,6 +77,9 @@ class FeatureBlockDesign:
     def described(self):
         """How refusals name this design."""
         return f"approx={self.name!r} with solver='bcd'"
+
+    def for_rows(self, n, p, kern, storage, weighted):
+        return self  # no (m + 1) system: memory is O(n b + m b), the cache only where it fits
 
     def keeps_features(self, n, m):
         """Whether a fit on ``n`` rows with ``m`` columns keeps them in memory.
@@ -284,3 +287,92 @@ def feature_block_design(approx, options, random_state=None):
     if cls is None or approx not in design_names("approx") or not issubclass(cls, design_class(approx)):
         raise ValueError(f"approx must be one of {sorted(BLOCK_DESIGNS)} with solver='bcd', got {approx!r}")
     return cls(random_state=random_state, **{**options, "solver": "bcd"})
+
+
+#: ``approx=`` with ``solver="auto"``: up to this many columns (and where the
+#: features and the ``(m + 1)`` system fit the memory budget) the in-memory
+#: design solves the one system; beyond, the block variant sweeps over blocks.
+FEATURE_SYSTEM_MAX = 4096
+
+
+class FeatureAutoDesign(Design):
+    """``approx=name, solver="auto"``: the approximation's in-memory design or its
+    block variant, picked from ``m``, the rows and the memory; both fit the same
+    model (the same features or landmarks for the same seed), only the solver
+    differs.
+
+    * rows not in memory (a Dask cluster): the in-memory design (its features
+      stay on the workers; the blocks take rows in memory only);
+    * ``block_size`` or ``cache_features`` given, more than
+      :data:`FEATURE_SYSTEM_MAX` columns, or the features and the system
+      beyond the memory budget (:func:`kerndwd.engine.cache.memory_budget`):
+      the block variant (:func:`feature_block_design`);
+    * otherwise the in-memory design's one ``(m + 1)`` system.
+
+    The pick and why are in ``path.chosen`` and ``print(path)``.
+
+    Parameters
+    ----------
+    approx : str
+        An approximation with a block variant (:data:`BLOCK_DESIGNS`).
+    random_state : int, Generator or None
+    **options
+        The options of the block variant (those of the approximation, and
+        ``block_size``, ``cache_features``).
+
+    Examples
+    --------
+    >>> import kerndwd
+    >>> from kerndwd.engine.designs.feature_bcd import FeatureAutoDesign
+    >>> rbf = kerndwd.rbfdot(1.0)
+    >>> FeatureAutoDesign("nystroem", n_components=500).for_rows(10000, 5, rbf, "dense", False).chosen
+    "approx='nystroem' with solver='auto': m = 500 columns: one (m + 1) x (m + 1) system (0.043 GiB with the features)"
+    >>> FeatureAutoDesign("rff", n_components=20000).for_rows(10000, 5, rbf, "dense", False).chosen
+    "approx='rff' with solver='auto': m = 20000 columns, more than 4096: sweeps over blocks of 256 columns"
+    """
+
+    selected_by = "approx"
+
+    def __init__(self, approx, random_state=None, **options):
+        if approx not in BLOCK_DESIGNS:
+            raise ValueError(f"approx must be one of {sorted(BLOCK_DESIGNS)} with solver='auto', got {approx!r}")
+        self.name = approx
+        self.option_names = tuple(o for o in BLOCK_DESIGNS[approx].option_names if o != "solver")
+        super().__init__(random_state=random_state, **options)
+        self.block = feature_block_design(approx, options, random_state=random_state)  # checks every option
+        self.plain_options = {k: v for k, v in options.items() if k not in _OPTIONS}
+
+    @property
+    def described(self):
+        return f"approx={self.name!r} with solver='auto'"
+
+    def _plain(self):
+        return make_design(self.name, self.plain_options, argument="approx", random_state=self.random_state)
+
+    def capabilities(self, kern, storage):
+        return self._plain().capabilities(kern, storage)  # the pick for small m; the check reads the pick's own
+
+    def for_rows(self, n, p, kern, storage, weighted):
+        plain = self._plain()
+        m = plain.components(n)
+        need = plain.system_bytes(n, storage)
+        if storage != "dense":
+            pick, why = plain, "rows not in memory: the (m + 1) system (the blocks take rows in memory only)"
+        elif any(k in self.options for k in ("block_size", "cache_features")):
+            pick, why = self.block, f"block options given: sweeps over blocks of {self.block.block_size} columns"
+        elif m > FEATURE_SYSTEM_MAX:
+            pick, why = self.block, (f"m = {m} columns, more than {FEATURE_SYSTEM_MAX}: sweeps over blocks of "
+                                     f"{self.block.block_size} columns")
+        elif need > memory_budget(None, need):
+            pick, why = self.block, (f"m = {m} columns: the features and the (m + 1) x (m + 1) system take "
+                                     f"{gib(need)}, beyond the memory budget: sweeps over blocks of "
+                                     f"{self.block.block_size} columns")
+        else:
+            pick, why = plain, f"m = {m} columns: one (m + 1) x (m + 1) system ({gib(need)} with the features)"
+        pick.chosen = f"approx={self.name!r} with solver='auto': {why}"
+        return pick
+
+    def majoriser(self, problem, cache):
+        # a problem holds the design picked for its rows (for_rows); this one is never fitted
+        return self.for_rows(problem.n, problem.p, problem.kern, problem.storage,
+                             problem.loss.weighted).majoriser(problem, cache)

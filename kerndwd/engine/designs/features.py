@@ -39,6 +39,7 @@ import numpy as np
 from scipy import linalg
 
 from ..._scalars import check_integer
+from ..cache import available_memory, gib
 from ..capabilities import DesignCapabilities
 from ..feature_maps import LANDMARKS, SPECTRAL_SAMPLERS, FourierMap, NystroemMap
 from ..forms import BLOCK_ELEMENTS, DenseLinearForm, FeatureMatrixForm, LinearForm, row_blocks
@@ -220,6 +221,28 @@ class _StoredFeatureDesign(FeatureDesign):
     @property
     def model_seed(self):
         return self.seed
+
+    def system_bytes(self, n, storage):
+        """Bytes the fit takes on ``n`` rows stored as ``storage``: the ``n x m``
+        features (rows in memory; on a cluster the workers hold them) and about
+        three ``(m + 1) x (m + 1)`` matrices (the Gram matrix, its factor or
+        eigenvectors, a copy)."""
+        m = self.components(n)
+        features = 0.0 if storage == "remote" else float(n) * m * self.dtype.itemsize
+        return features + 24.0 * (m + 1) ** 2
+
+    def for_rows(self, n, p, kern, storage, weighted):
+        """This design, refused where its system cannot fit the memory available
+        (an allocation would fail deep in the fit): the message names
+        ``n_components`` and the designs that fit ``m`` columns by blocks."""
+        need, avail = self.system_bytes(n, storage), available_memory()
+        if avail is not None and need > avail:
+            m = self.components(n)
+            raise ValueError(f"n_components: approx={self.name!r} with m = {m} columns on {n} rows takes "
+                             f"{gib(need)} (the features and the (m + 1) x (m + 1) system), more than the "
+                             f"{gib(avail)} available: pass solver='bcd' (sweeps over blocks of the columns, "
+                             "O(n b + m b) memory) or solver='auto', or fewer n_components")
+        return self
 
     def blas_work(self, problem):
         if problem.storage == "remote":
