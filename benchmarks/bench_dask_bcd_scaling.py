@@ -69,7 +69,7 @@ import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from ._shared import OUTPUT, Report, traffic, traffic_delta, two_gaussians  # noqa: E402
+from ._shared import OUTPUT, Report, median_seconds, traffic, traffic_delta, two_gaussians  # noqa: E402
 
 #: Tu et al.'s weak-scaling setting (Section 5, Figure 5): rows per machine, and TIMIT's size
 TU_ROWS_PER_MACHINE = 16_384
@@ -171,13 +171,7 @@ def round_seconds(client, states, pinned, payload=None, reps=25):
         return client.gather([client.submit(_touch, s, *args, key=fresh_name("touch"), pure=False, workers=w,
                                             allow_other_workers=False) for s, w in zip(states, pinned)])
 
-    one()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        one()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return median_seconds(one, reps)[0]
 
 
 def block_round_seconds(client, states, pinned, b, d, reps=15):
@@ -195,13 +189,7 @@ def block_round_seconds(client, states, pinned, b, d, reps=15):
                                             key=fresh_name("stub"), pure=False, workers=w,
                                             allow_other_workers=False) for s, w in zip(states, pinned)])
 
-    one()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        one()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return median_seconds(one, reps)[0]
 
 
 def hop_seconds(client, workers, nbytes, reps=10):
