@@ -24,7 +24,7 @@ lambda is chosen by the smallest validation error and the test error read
 there; the time is that of the whole path (the fit, not the predictions).
 The approximations run by blocks of features (``solver="bcd"``) from
 ``--bcd-from`` (2000) and with ``solver="auto"`` below (its ``(m + 1)``
-system: ``auto`` switches only above m = 4096); features are stored
+system up to ``FEATURE_SYSTEM_MAX``); features are stored
 as float32 where n m float64 numbers would exceed ``--float32-above-gib``.
 The exact kernel is ``solver="bcd"`` on the same n rows.  scikit-learn:
 ``Nystroem(kernel="rbf", gamma=sigma)`` (the same kernel) on the same
@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _shared
+from kerndwd.engine.designs.feature_bcd import FEATURE_SYSTEM_MAX
 
 NAME = "features_matter"
 MODULE = f"benchmarks.{NAME}"
@@ -289,9 +290,9 @@ def main(argv=None):
             f"- DWD: lambdas 10^seq(-2, {lambda_min}, length = {LAMBDAS.size}), `stop=\"kkt\"`, "
             f"eps = {args.eps:g}, lambda chosen by validation error. The approximations take `solver=\"bcd\"` "
             f"(blocks of features) for m >= {args.bcd_from} and `solver=\"auto\"` below (which picks the "
-            f"(m + 1) system up to m = 4096; its pick is in the JSON); a first look at n = 20 000, m = 3000 "
-            f"(Nystrom, under load) took 212 s by the system and 47 s by blocks, so the blocks start "
-            f"below `auto`'s 4096. One draw of landmarks or frequencies "
+            f"(m + 1) system up to m = {FEATURE_SYSTEM_MAX}; its pick is in the JSON); a first look at "
+            f"n = 20 000, m = 3000 (Nystrom, under load) took 212 s by the system and 47 s by blocks. "
+            f"One draw of landmarks or frequencies "
             f"(`random_state=0`); the exact kernel is `solver=\"bcd\"` on the same {n} rows.",
             f"- scikit-learn: `Nystroem(kernel=\"rbf\", gamma={sigma:g}, n_components=m)` and "
             f"`LinearSVC(C, dual=False)` (squared hinge, L2) at C = 1/(2 n lambda) for the same "

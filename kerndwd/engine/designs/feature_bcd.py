@@ -292,7 +292,10 @@ def feature_block_design(approx, options, random_state=None):
 #: ``approx=`` with ``solver="auto"``: up to this many columns (and where the
 #: features and the ``(m + 1)`` system fit the memory budget) the in-memory
 #: design solves the one system; beyond, the block variant sweeps over blocks.
-FEATURE_SYSTEM_MAX = 4096
+#: Measured on the checkerboard of ``benchmarks.features_matter`` (n = 20 000,
+#: five lambdas, one BLAS thread): Nystrom at m = 3000 took 212 s by the
+#: system and 47 s by blocks, at m = 1000 the system 22 s.
+FEATURE_SYSTEM_MAX = 2048
 
 
 class FeatureAutoDesign(Design):
@@ -328,7 +331,7 @@ class FeatureAutoDesign(Design):
     >>> FeatureAutoDesign("nystroem", n_components=500).for_rows(10000, 5, rbf, "dense", False).chosen
     "approx='nystroem' with solver='auto': m = 500 columns: one (m + 1) x (m + 1) system (0.043 GiB with the features)"
     >>> FeatureAutoDesign("rff", n_components=20000).for_rows(10000, 5, rbf, "dense", False).chosen
-    "approx='rff' with solver='auto': m = 20000 columns, more than 4096: sweeps over blocks of 256 columns"
+    "approx='rff' with solver='auto': m = 20000 columns, more than 2048: sweeps over blocks of 256 columns"
     """
 
     selected_by = "approx"
