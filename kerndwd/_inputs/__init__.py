@@ -24,8 +24,9 @@ from __future__ import annotations
 from .arguments import (MAX_LAMBDA, QVAL_RANGE, check_flag, check_kernel, check_lambdas, check_n_jobs,
                         check_positive_sequence, check_qval, check_qvals, seed_of)
 from .data import Data
-from .rows import (MAX_ABS_X, _held_by_dask, binary_data, check_classifier_data, check_dask_matrix, check_weights,
+from .rows import (MAX_ABS_X, binary_data, check_classifier_data, check_dask_matrix, check_weights,
                    dask_binary_data, encode_labels, float_matrix)
+from ..engine.chunked import is_dask_collection
 from .settings import KERNELS, KernelSpec, Settings, build_problem
 
 __all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
@@ -51,7 +52,7 @@ def check_matrix(X, name="X"):
     -------
     ndarray, scipy.sparse.csr_matrix or dask.array.Array
     """
-    if not _held_by_dask(X):
+    if not is_dask_collection(X):
         return float_matrix(X, name)
     return check_dask_matrix(X, name)
 
@@ -73,6 +74,6 @@ def check_data(X, y, wt=None, *, names=None):
     Data
     """
     names = {"X": "X", "y": "y", "wt": "wt", **(names or {})}
-    if not _held_by_dask(X):
+    if not is_dask_collection(X):
         return binary_data(X, y, wt, names)
     return dask_binary_data(X, y, wt, names)

@@ -531,12 +531,6 @@ def dask_classifier_data(X, y, sample_weight, class_weight):
     return Data(placed_X, classes, placed[:-2], placed[-2], placed[-1], feature_names=names)
 
 
-def _held_by_dask(obj):
-    """Whether ``obj`` is a Dask collection (Dask's own test, without importing Dask)."""
-    graph = getattr(type(obj), "__dask_graph__", None)
-    return callable(graph) and obj.__dask_graph__() is not None
-
-
 def check_classifier_data(X, y, sample_weight=None, class_weight=None, *, stacklevel=2):
     """The data of the estimators: rows, any number (two or more) of classes, and
     the weights ``sample_weight`` times ``class_weight`` in R's scaling.
@@ -559,6 +553,6 @@ def check_classifier_data(X, y, sample_weight=None, class_weight=None, *, stackl
     """
     from sklearn.exceptions import DataConversionWarning  # the estimators need scikit-learn anyway
 
-    if not _held_by_dask(X):
+    if not is_dask_collection(X):
         return classifier_data(X, y, sample_weight, class_weight, DataConversionWarning, stacklevel + 1)
     return dask_classifier_data(X, y, sample_weight, class_weight)
