@@ -213,11 +213,7 @@ def fit_model(X, y, sample_weight, class_weight, settings, name, *, probability=
                 heldout = model.predictor.decision(problem.X, model.alpha).T
             else:
                 nfolds = int(min(CALIBRATION_FOLDS, counts.min()))
-                rng = np.random.default_rng(seed_of(random_state))
-                foldid = np.empty(y_idx.size, dtype=int)
-                for k in np.unique(y_idx):  # stratified: every training part keeps every class
-                    rows = np.flatnonzero(y_idx == k)
-                    foldid[rows] = rng.permutation(np.resize(np.arange(1, nfolds + 1), rows.size))
+                foldid = core.draw_stratified_foldid(y_idx, nfolds, np.random.default_rng(seed_of(random_state)))
                 predmat, _ = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], list(targets))
                 heldout = predmat[0, :, :, 0]
             model.platt = fit_heldout_platt(heldout, targets, stacklevel=3)

@@ -25,7 +25,7 @@ from .threads import blas_threads
 from .progress import Progress, reporting
 from .solvers import run_path
 
-__all__ = ["MIN_FOLDS", "draw_foldid", "check_nfolds", "check_foldid", "fold_rows", "heldout_decisions",
+__all__ = ["MIN_FOLDS", "draw_foldid", "draw_stratified_foldid", "check_nfolds", "check_foldid", "fold_rows", "fold_report", "heldout_decisions",
            "cv_error", "select_lambda", "choose_last_minimum"]
 
 #: R refuses fewer folds than this (``nfolds < 3`` is an error in ``cv.kerndwd``).
@@ -43,6 +43,16 @@ MIN_FOLD_SIZE_FOR_FOLD_MEANS = 3
 def draw_foldid(nfolds, n, rng):
     """R's assignment: a random permutation of ``rep(1:nfolds, length = n)`` (1-based)."""
     return rng.permutation(np.resize(np.arange(1, nfolds + 1), n))
+
+
+def draw_stratified_foldid(classes, nfolds, rng):
+    """R's assignment (:func:`draw_foldid`) within each class of ``classes`` (an
+    integer label per row), so that every training part keeps every class."""
+    foldid = np.empty(classes.size, dtype=int)
+    for k in np.unique(classes):
+        rows = np.flatnonzero(classes == k)
+        foldid[rows] = draw_foldid(nfolds, rows.size, rng)
+    return foldid
 
 
 def check_nfolds(nfolds, n, name="nfolds"):
