@@ -67,6 +67,16 @@ def memory_budget(memory=None, unknown=None):
     return MEMORY_FRACTION * avail if avail is not None else unknown
 
 
+def keeps(asked, nbytes):
+    """Whether to keep ``nbytes`` in memory: ``asked`` when the caller said
+    (True or False), else whether they fit the memory budget
+    (:func:`memory_budget`; False where the memory is not known)."""
+    if asked is not None:
+        return asked
+    budget = memory_budget()
+    return budget is not None and nbytes <= budget
+
+
 class FactorCache:
     """Memoised work on the rows of one problem.
 

@@ -29,7 +29,7 @@ import numbers
 
 import numpy as np
 
-from .chunk_tasks import (REDUCE_FAN_IN, SLICE_ROWS, Stored, is_dask_collection, persist_unoptimised, reduce_rows,
+from .chunk_tasks import (REDUCE_FAN_IN, SLICE_ROWS, Stored, is_dask_collection, persist_beside, reduce_rows,
                           require_dask, row_chunks, rows_array, sum_and_count_block)
 
 __all__ = ["is_dask_collection", "require_dask", "ChunkedRows", "reduce_rows", "row_expression", "REDUCE_FAN_IN",
@@ -280,9 +280,8 @@ class ChunkedRows:
         """Each of ``vectors`` (ChunkedRows, or None) stored on the workers now, in one
         computation: with ``near`` (see :meth:`to_dask`), each chunk beside the
         chunk of ``near`` it belongs to."""
-        arrays = [v.to_dask(near) for v in vectors if v is not None]
-        stored = iter(persist_unoptimised(*arrays) if arrays else ())
-        return tuple(None if v is None else ChunkedRows.from_dask(next(stored)) for v in vectors)
+        stored = persist_beside(near, [None if v is None else v.to_dask() for v in vectors])
+        return tuple(None if a is None else ChunkedRows.from_dask(a) for a in stored)
 
     def keep(self):
         """The rows, to be stored on the workers by the first reduction that reads

@@ -14,7 +14,7 @@ same sweeps run beside the row chunks:
 from __future__ import annotations
 
 from ..._scalars import check_integer
-from ..cache import memory_budget
+from ..cache import keeps
 from ..capabilities import DesignCapabilities
 from ..kernel_checks import check_kernel_rows, check_sampled_definite
 from ..majorisers.blocks import DEFAULT_BLOCK_SIZE, BlockCoordinateKernel
@@ -114,10 +114,7 @@ class BlockCoordinateDesign(Design):
         -------
         bool
         """
-        if self.cache_kernel is not None:
-            return self.cache_kernel
-        budget = memory_budget()
-        return budget is not None and 8.0 * n * n <= budget
+        return keeps(self.cache_kernel, 8.0 * n * n)
 
     def blas_work(self, problem):
         if problem.storage == "remote":
