@@ -35,14 +35,14 @@ from ..._scalars import check_real
 from ..cache import MEMORY_FRACTION, gib, memory_budget
 from ..capabilities import DesignCapabilities
 from ..kernel_cg import default_rank
-from .base import Design, make_design, register_design
+from .base import ChooserDesign, make_design, register_design
 
 __all__ = ["AutoDesign", "EIGEN_MAX_ROWS"]
 
 #: Up to this many rows the eigendecomposition is the fastest exact route.
 EIGEN_MAX_ROWS = 200
 @register_design
-class AutoDesign(Design):
+class AutoDesign(ChooserDesign):
     """``solver="auto"``: picks ``"exact"``, ``"cg"`` or ``"bcd"`` for the rows (module docstring).
 
     Parameters
@@ -111,8 +111,3 @@ class AutoDesign(Design):
         return pick("bcd", f"the {n} x {n} kernel matrix ({gib(8.0 * n * n)}) exceeds the memory budget "
                            f"({gib(budget)}): block coordinate descent, O(n b) memory (approx='nystroem' is "
                            "much faster at this size)")
-
-    def majoriser(self, problem, cache):
-        # a problem holds the design picked for its rows (for_rows); this one is never fitted
-        return self.for_rows(problem.n, problem.p, problem.kern, problem.storage,
-                             problem.loss.weighted).majoriser(problem, cache)

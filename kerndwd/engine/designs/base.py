@@ -200,6 +200,17 @@ class Design(ABC):
         return f"{type(self).__name__}({opts})"
 
 
+class ChooserDesign(Design):
+    """A design that picks another for the rows (``solver="auto"``, and an
+    approximation with ``solver="auto"``): :meth:`for_rows` returns the design
+    picked, with :attr:`chosen` saying why; a problem holds that one, so a
+    chooser is never fitted itself (its :meth:`majoriser` asks the pick)."""
+
+    def majoriser(self, problem, cache):
+        return self.for_rows(problem.n, problem.p, problem.kern, problem.storage,
+                             problem.loss.weighted).majoriser(problem, cache)
+
+
 def register_design(cls):
     """Make ``cls`` (a :class:`Design` subclass) selectable by ``cls.name``;
     usable as a class decorator.

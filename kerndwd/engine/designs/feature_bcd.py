@@ -35,14 +35,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..._scalars import check_integer
-from ..cache import gib, memory_budget
+from ..cache import gib, keeps, memory_budget
 from ..capabilities import DesignCapabilities
 from ..feature_maps import LANDMARKS, SPECTRAL_SAMPLERS
 from ..kernel_checks import check_kernel_rows
 from ..majorisers.feature_blocks import DEFAULT_FEATURE_BLOCK, FeatureBlockCoordinate, FourierBlockForm, \
     LandmarkBlockForm
 from ..predictors import FeaturePredictor, KernelPredictor
-from .base import Design, design_class, design_names, make_design
+from .base import ChooserDesign, design_class, design_names, make_design
 from .features import FourierDesign, NystroemDesign
 
 __all__ = ["FeatureBlockDesign", "FourierBlockDesign", "NystroemBlockDesign", "BLOCK_DESIGNS",
@@ -93,10 +93,7 @@ class FeatureBlockDesign:
         -------
         bool
         """
-        if self.cache_features is not None:
-            return self.cache_features
-        budget = memory_budget()
-        return budget is not None and float(n) * m * self.dtype.itemsize <= budget
+        return keeps(self.cache_features, float(n) * m * self.dtype.itemsize)
 
     def blas_work(self, problem):
         n, m = problem.n, self.components(problem.n)
@@ -298,7 +295,7 @@ def feature_block_design(approx, options, random_state=None):
 FEATURE_SYSTEM_MAX = 2048
 
 
-class FeatureAutoDesign(Design):
+class FeatureAutoDesign(ChooserDesign):
     """``approx=name, solver="auto"``: the approximation's in-memory design or its
     block variant, picked from ``m``, the rows and the memory; both fit the same
     model (the same features or landmarks for the same seed), only the solver
@@ -372,10 +369,7 @@ class FeatureAutoDesign(Design):
                                      f"{self.block.block_size} columns")
         else:
             pick, why = plain, f"m = {m} columns: one (m + 1) x (m + 1) system ({gib(need)} with the features)"
+        if pick is plain:
+            plain.for_rows(n, p, kern, storage, weighted)  # refuses a system beyond the memory available
         pick.chosen = f"approx={self.name!r} with solver='auto': {why}"
         return pick
-
-    def majoriser(self, problem, cache):
-        # a problem holds the design picked for its rows (for_rows); this one is never fitted
-        return self.for_rows(problem.n, problem.p, problem.kern, problem.storage,
-                             problem.loss.weighted).majoriser(problem, cache)
