@@ -123,24 +123,21 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None)
     theta = alpha[1:]
     b = alpha[0].astype(float)
     at_start = slopes is not None and np.abs(slopes).max() <= _slope_tolerance(objective)
-    if at_start and decisions is not None:
-        # every column is at its best intercept: the first term is 0, and the derivative at
-        # the column's own decision values is all the second needs (one column: as a vector)
-        with np.errstate(over="ignore", invalid="ignore"):
-            if alpha.shape[1] == 1:
-                dual = form.dual_norm_sq(objective.derivative(decisions[:, 0]) / form.n, theta[:, 0], lambdas[0])
-                bound = np.reshape(dual / (4.0 * lambdas[0]), 1)
-            else:
-                bound = form.dual_norm_sq(objective.derivative(decisions) / form.n, theta, lambdas) / (4.0 * lambdas)
-        return np.where(np.isfinite(bound), bound, np.inf)
     if decisions is None:
         applied = form.apply(theta).reshape(form.n, -1)
-    else:
-        applied = decisions - b[None, :]
-    b_star = b if at_start else _best_intercepts(b, applied, objective)
+        decisions = b[None, :] + applied
     with np.errstate(over="ignore", invalid="ignore"):
-        at_best, z = objective.data_term_and_derivative(b_star[None, :] + applied)
-        values = at_best if at_start or np.array_equal(b_star, b) else objective.data_term(b[None, :] + applied)
-        dual = form.dual_norm_sq(z / form.n, theta, lambdas)
-        bound = np.maximum(values - at_best, 0.0) + dual / (4.0 * lambdas)
+        if at_start:  # every column is at its best intercept: the first term is 0
+            gap, z = 0.0, objective.derivative(decisions)
+        else:
+            applied = decisions - b[None, :]
+            b_star = _best_intercepts(b, applied, objective)
+            at_best, z = objective.data_term_and_derivative(b_star[None, :] + applied)
+            values = at_best if np.array_equal(b_star, b) else objective.data_term(b[None, :] + applied)
+            gap = np.maximum(values - at_best, 0.0)
+        if alpha.shape[1] == 1 and isinstance(z, np.ndarray):  # one column in memory: as vectors
+            dual = np.reshape(form.dual_norm_sq(z[:, 0] / form.n, theta[:, 0], lambdas[0]), 1)
+        else:
+            dual = form.dual_norm_sq(z / form.n, theta, lambdas)
+        bound = gap + dual / (4.0 * lambdas)
     return np.where(np.isfinite(bound), bound, np.inf)
