@@ -41,7 +41,6 @@ __all__ = ["AutoDesign", "EIGEN_MAX_ROWS"]
 
 #: Up to this many rows the eigendecomposition is the fastest exact route.
 EIGEN_MAX_ROWS = 200
-@register_design
 class AutoDesign(ChooserDesign):
     """``solver="auto"``: picks ``"exact"``, ``"cg"`` or ``"bcd"`` for the rows (module docstring).
 
@@ -111,3 +110,6 @@ class AutoDesign(ChooserDesign):
         return pick("bcd", f"the {n} x {n} kernel matrix ({gib(8.0 * n * n)}) exceeds the memory budget "
                            f"({gib(budget)}): block coordinate descent, O(n b) memory (approx='nystroem' is "
                            "much faster at this size)")
+
+
+register_design(AutoDesign)

@@ -24,7 +24,6 @@ from .dask_bcd import DaskBlockCoordinateKernel, gather_rows
 __all__ = ["BlockCoordinateDesign"]
 
 
-@register_design
 class BlockCoordinateDesign(Design):
     """``solver="bcd"``: the exact kernel by block coordinate majorization.
 
@@ -150,3 +149,6 @@ class BlockCoordinateDesign(Design):
         cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, x))
         return DaskBlockCoordinateKernel(problem.kern, problem.X, x, problem.loss, problem.gam,
                                          block_size=self.block_size, random_state=self.random_state)
+
+
+register_design(BlockCoordinateDesign)

@@ -28,7 +28,6 @@ from .base import Design, register_design
 __all__ = ["KernelCGDesign"]
 
 
-@register_design
 class KernelCGDesign(Design):
     """``solver="cg"``: the exact kernel by Newton's method with Nystrom-preconditioned
     conjugate gradients on the kernel matrix (module docstring).
@@ -88,3 +87,6 @@ class KernelCGDesign(Design):
         rank = default_rank(problem.n) if self.rank is None else self.rank
         landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
         return KernelMatrixCG(K, problem.loss, KernelPredictor(problem.kern, problem.X), landmarks)
+
+
+register_design(KernelCGDesign)

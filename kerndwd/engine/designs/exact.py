@@ -36,7 +36,6 @@ _LINEAR_REMOTE = DesignCapabilities(storage=("dense", "sparse", "remote"), defau
 _KERNEL = DesignCapabilities(storage=("dense",), kernel_checks=True, default_stop="step")
 
 
-@register_design
 class ExactDesign(Design):
     """The exact kernel with the R package's choice of solver (see the module docstring).
 
@@ -115,3 +114,6 @@ class ExactDesign(Design):
             cache.memo("definite", lambda: check_definite(K, problem.kern))
             return KernelCholesky(K, loss, gam, predictor)
         return KernelEigen(K, loss, gam, predictor, eig=cache.kernel_eigh())
+
+
+register_design(ExactDesign)

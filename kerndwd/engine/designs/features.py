@@ -276,7 +276,6 @@ class _StoredFeatureDesign(FeatureDesign):
         return FeatureMatrixForm(Phi)
 
 
-@register_design
 class NystroemDesign(_StoredFeatureDesign):
     """Nystrom features, ``approx="nystroem"``: ``phi(x) = k(x, L) U diag(e)^(-1/2)``
     over ``m`` landmark rows ``L`` of the training data (:class:`NystroemMap`).
@@ -374,7 +373,6 @@ class NystroemDesign(_StoredFeatureDesign):
         return NystroemMap(kern, X[rows])
 
 
-@register_design
 class FourierDesign(_StoredFeatureDesign):
     """Random Fourier features, ``approx="rff"``: ``phi(x) = sqrt(2/m) cos(W'x + b)``
     (:class:`FourierMap`) for ``rbfdot`` (``W ~ N(0, 2 sigma I)``,
@@ -422,3 +420,7 @@ class FourierDesign(_StoredFeatureDesign):
         frequencies = SPECTRAL_SAMPLERS[kern.name](kern.sigma, X.shape[1], m, rng)
         phases = rng.uniform(0.0, 2.0 * np.pi, m)
         return FourierMap(frequencies, phases)
+
+
+register_design(NystroemDesign)
+register_design(FourierDesign)

@@ -33,7 +33,6 @@ from .template import BUDGET, CONVERGED, DIVERGED_STATUS, Iteration, Step, regis
 __all__ = ["MMIteration"]
 
 
-@register_solver
 class MMIteration(Iteration):
     """MM passes at one lambda (module docstring)."""
 
@@ -103,3 +102,6 @@ class MMIteration(Iteration):
             if not check_gradient and step_sq < eps:
                 self.coord, self.f = coord, f
                 return CONVERGED, passes
+
+
+register_solver(MMIteration)

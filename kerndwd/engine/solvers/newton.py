@@ -115,7 +115,6 @@ def line_search(objective, f, df, F, slope, lam, pen0, pen1, pen2):
     return None
 
 
-@register_solver
 class NewtonIteration(Iteration):
     """Semismooth Newton at one lambda (module docstring), in the coordinates of
     the majoriser's Newton system."""
@@ -211,3 +210,6 @@ class NewtonIteration(Iteration):
                 break
         self.coord, self.f = x, f
         return status, passes
+
+
+register_solver(NewtonIteration)
