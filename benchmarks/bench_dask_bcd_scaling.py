@@ -6,9 +6,11 @@ Tu et al.'s setting (16 384 rows per worker, d = 440, 1 to 128 workers).
 [--block-sizes 64 2048] [--wide 4096] [--fit-rows-per-worker 16384] [--fit-maxit 1] [--reps 3]
 [--out benchmarks/output/dask_bcd_scaling.md]``
 
-What one block costs (kerndwd/engine/designs/dask_bcd.py): the client sends
-every row chunk, inside that chunk's task, the block's rows ``X_I`` (``b x d``
-numbers) and the previous block's move (``2 b + 1``); the task, pinned to the
+What one block costs (kerndwd/engine/designs/dask_bcd.py): the block's rows
+``X_I`` (``b x d`` numbers, put together on the cluster once per fit) are
+copied to every worker by Dask's broadcast tree (``Client.replicate``), and
+the client sends every row chunk, inside that chunk's task, the handle of
+``X_I`` and the previous block's move (``2 b + 1``); the task, pinned to the
 worker that holds the chunk's state, applies the move, forms
 ``K_cI = k(X_c, X_I)`` and returns ``3 b + 1`` numbers (plus its rows of the
 residual in ``I``, and on the first sweep only the ``(b + 1)^2`` partial
@@ -27,13 +29,15 @@ block is
   spread over the two workers (the client and the scheduler handle each
   task in turn, so the round grows with its tasks); beyond 32,
   ``T_round(32) + (M - 32) s`` with ``s`` the slope over 8 to 32 tasks.
-* ``T_send(M)``: ``X_I`` reaching every worker.  As implemented, each chunk's
-  task carries its own copy, so the client and the scheduler pass ``M``
-  copies: ``M B beta_task`` (``B = 8 b d`` bytes; ``beta_task`` measured as
-  the extra seconds per byte of rounds whose tasks carry ``B`` bytes).  A
-  broadcast tree, as Tu et al. assume, would take ``ceil(log2 M)`` hops of
-  ``h + B beta_hop`` (worker-to-worker transfers of ``B`` bytes, measured
-  at two sizes: latency ``h`` and seconds per byte ``beta_hop``).  Both are
+* ``T_send(M)``: ``X_I`` reaching every worker.  As implemented, by a
+  broadcast tree, as Tu et al. assume: one request to the scheduler and
+  ``ceil(log2 M)`` hops of ``h + B beta_hop`` (``B = 8 b d`` bytes;
+  worker-to-worker transfers of ``B`` bytes, measured at two sizes: latency
+  ``h`` and seconds per byte ``beta_hop``), so ``(ceil(log2 M) + 1) h +
+  ceil(log2 M) B beta_hop`` (nothing with one worker).  Beside it, what a
+  copy in each chunk's task would cost (the client and the scheduler pass
+  ``M`` copies): ``M B beta_task`` (``beta_task`` measured as the extra
+  seconds per byte of rounds whose tasks carry ``B`` bytes).  Both are
   given; the per-sweep model uses the implemented one.
 * ``T_gather(M) = 8 (M (2 b + 1) + b) beta_task``: the numbers coming back
   (each chunk's ``2 b + 1`` sums and its rows of the residual in ``I``).
@@ -313,16 +317,17 @@ def model(M, r, b, d, c, first=False):
         "task": task,
         "round": round_model(M, c),
         "send": M * B * c["beta_task"],
-        "tree": math.ceil(math.log2(M)) * (c["h"] + B * c["beta_hop"]) if M > 1 else 0.0,
+        "tree": ((math.ceil(math.log2(M)) + 1) * c["h"] + math.ceil(math.log2(M)) * B * c["beta_hop"]
+                 if M > 1 else 0.0),
         "gather": 8.0 * (M * (2 * b + 1) + b + (M * (b + 1) ** 2 if first else 0)) * c["beta_task"],
         "solve": c["solve"][b] + (c["factor"][b] if first else 0.0),
     }
-    terms["block"] = terms["task"] + terms["round"] + terms["send"] + terms["gather"] + terms["solve"]
-    terms["block_tree"] = terms["block"] - terms["send"] + terms["tree"]
+    terms["block"] = terms["task"] + terms["round"] + terms["tree"] + terms["gather"] + terms["solve"]
+    terms["block_copies"] = terms["block"] - terms["tree"] + terms["send"]
     n = r * M
     terms["blocks"] = math.ceil(n / b)
     terms["sweep"] = terms["blocks"] * terms["block"] + terms["round"]  # + the global step's round
-    terms["sweep_tree"] = terms["blocks"] * terms["block_tree"] + terms["round"]
+    terms["sweep_copies"] = terms["blocks"] * terms["block_copies"] + terms["round"]
     terms["kernel_block"] = kernel + terms["tree"]  # Tu et al.'s Figure 5 quantity, with a broadcast tree
     terms["kernel_block_copies"] = kernel + terms["send"]  # ... with a copy of X_I in each chunk's task
     return terms
@@ -516,7 +521,7 @@ def main(argv=None):
         else:
             rep.add(f"The model is {-gap * 1e3:.1f} ms per block above the fit: its terms were measured under "
                     "heavier load from other work on the machine than the fit ran in.", "")
-        shares = {k: m_later[k] * m_later["blocks"] / m_later["sweep"] for k in ("task", "round", "send", "gather",
+        shares = {k: m_later[k] * m_later["blocks"] / m_later["sweep"] for k in ("task", "round", "tree", "gather",
                                                                                 "solve")}
         rep.add("Each term's share of the modelled later sweep on 2 workers: "
                 + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()) + ".", "")
@@ -524,7 +529,7 @@ def main(argv=None):
             nr, tr = fit["rounds"][-1]
             rep.add(f"Bytes per round in the fit's last sweep (traffic counters, {nr} rounds): "
                     + ", ".join(f"{k} {v / nr:,.0f}" for k, v in tr.items())
-                    + f"; X_I is {8 * b0 * d:,} bytes per chunk, 2 chunks.", "")
+                    + f"; X_I is {8 * b0 * d:,} bytes, copied worker to worker.", "")
         solve_per_sweep = fit["solve"] / max(fit["passes"], 1) if fit["solve"] else None
         if solve_per_sweep:
             rep.add(f"The whole MM loop (sweeps, momentum's evaluations, the final checks on recomputed decision "
@@ -554,10 +559,10 @@ def main(argv=None):
         rows.append(row)
     rep.table(header, rows)
     rep.add("", "'form K_cI' is Tu et al.'s Figure 5 quantity, the time to generate a kernel block: forming "
-            "K_cI on one worker's rows plus X_I reaching every worker, by a broadcast tree (ceil(log2 M) hops) / "
-            "by the copy each chunk's task carries (as implemented). 'per block' and 'per sweep' are the "
-            "implementation's: task + round + copies + gather + solve; a sweep adds one round for the global "
-            "step.", "")
+            "K_cI on one worker's rows plus X_I reaching every worker, by a broadcast tree (as implemented: a "
+            "request to the scheduler and ceil(log2 M) hops) / by a copy in each chunk's task (the alternative). "
+            "'per block' and 'per sweep' are the implementation's: task + round + tree + gather + solve; a sweep "
+            "adds one round for the global step.", "")
     if wide:
         rep.add(f"At d = {args.wide} (CIFAR-10's), b = {b0}: forming K_cI takes {ms(wide[0]['kernel'])} per "
                 "block; with the tree " + ", ".join(f"M = {M}: {ms(t['kernel_block'])}" for M, t in
@@ -589,8 +594,8 @@ def main(argv=None):
             f"grows {last['block'] / t_b0[0]['block']:.1f}x from 1 to 128 workers. Larger blocks amortise it "
             + (f"(b = {max(bs)}: {curves[max(bs)][Ms.index(128)]['block'] / curves[max(bs)][0]['block']:.2f}x)"
                if max(bs) in curves and max(bs) != b0 else "") + ".")
-    rep.add(f"- **The broadcast of X_I:** by a tree it adds {ms(last['tree'])} at M = 128 (b = {b0}); as "
-            f"implemented, with a copy in every chunk's task, {ms(last['send'])}"
+    rep.add(f"- **The broadcast of X_I:** by the tree, as implemented, it adds {ms(last['tree'])} at M = 128 "
+            f"(b = {b0}); with a copy in every chunk's task it would add {ms(last['send'])}"
             + (f", and at b = {max(bs)} {ms(curves[max(bs)][Ms.index(128)]['send'])} by copies against "
                f"{ms(curves[max(bs)][Ms.index(128)]['tree'])} by a tree" if max(bs) in curves and max(bs) != b0
                else "")
@@ -601,18 +606,18 @@ def main(argv=None):
             f"({_duration(t_b0[-1]['sweep'])} at TIMIT's {R * M_timit:,} rows). Weak scaling of the time per "
             "block is not weak scaling of the time per sweep: the work per sweep is n^2 d, so its time per worker "
             "grows as n.")
-    rep.add(f"- **The client's memory** (not timed): it keeps the rows (8 n d bytes: "
-            f"{8 * R * 128 * d / 2**30:.1f} GiB at M = 128) and the blocks' Grams and factors (about 2 n b "
-            f"numbers: {16 * R * 128 * b0 / 2**30:.1f} GiB at b = {b0}"
-            + (f", {16 * R * 128 * max(bs) / 2**30:.0f} GiB at b = {max(bs)}" if max(bs) != b0 else "") + ").")
+    rep.add(f"- **The client's memory** (not timed): no rows (they stay on the workers until a fitted path "
+            f"first predicts, 8 n d bytes: {8 * R * 128 * d / 2**30:.1f} GiB at M = 128); the blocks' Grams, "
+            f"K_II and factors (about 3 n b numbers: {24 * R * 128 * b0 / 2**30:.1f} GiB at b = {b0}"
+            + (f", {24 * R * 128 * max(bs) / 2**30:.0f} GiB at b = {max(bs)}" if max(bs) != b0 else "") + ").")
     rep.add("", "## Beside Tu et al.'s Figure 5", "",
             f"The paper's text gives no numbers for Figure 5, only this ({TU_SOURCE}):", "", "> " + TU_QUOTE, "",
             f"Its block size is not given in the text. Ours, modelled: forming a kernel block at b = {b0}, d = {d} "
             + ", ".join(f"M = {M}: {ms(t['kernel_block'])}" for M, t in zip(Ms_all, t_b0) if M in (8, 128))
-            + f" with a broadcast tree ({last['kernel_block'] / t_b0[Ms.index(8)]['kernel_block']:.2f}x from 8 to "
-            "128 workers: a slight rise, as Tu et al. describe), "
+            + f" with the broadcast tree ({last['kernel_block'] / t_b0[Ms.index(8)]['kernel_block']:.2f}x from 8 "
+            "to 128 workers: a slight rise, as Tu et al. describe), "
             + ", ".join(f"M = {M}: {ms(t['kernel_block_copies'])}" for M, t in zip(Ms_all, t_b0) if M in (8, 128))
-            + " with the copies the implementation sends. For the whole epoch the text gives one figure: the "
+            + " with a copy in each chunk's task instead. For the whole epoch the text gives one figure: the "
             "exact method \"takes the longest to complete a full epoch (around 2.5 hours)\" on TIMIT "
             "(Section 5; square loss, their cluster and block size, which the text does not state); the model "
             f"gives {_duration(t_b0[-1]['sweep'])} per sweep at b = {b0}"
@@ -648,9 +653,9 @@ def _plot(Ms, M_timit, curves, wide, b0, d, d_wide, R, png):
     for b, curve in curves.items():
         col = next(styles)
         ys = np.array([t["kernel_block"] for t in curve])[order]
-        ax.plot(xs, ys, "-o", color=col, ms=3, label=f"d = {d}, b = {b}: K_cI + broadcast tree")
+        ax.plot(xs, ys, "-o", color=col, ms=3, label=f"d = {d}, b = {b}: K_cI + broadcast tree (as implemented)")
         ax.plot(xs, np.array([t["kernel_block_copies"] for t in curve])[order], "--", color=col,
-                label=f"d = {d}, b = {b}: K_cI + a copy per chunk (as implemented)")
+                label=f"d = {d}, b = {b}: K_cI + a copy per chunk")
     if wide:
         col = next(styles)
         ax.plot(xs, np.array([t["kernel_block"] for t in wide])[order], "-o", color=col, ms=3,
@@ -666,8 +671,8 @@ def _plot(Ms, M_timit, curves, wide, b0, d, d_wide, R, png):
     ax.legend(fontsize=6)
     ax = axes[1]
     curve = curves[b0]
-    for key, label in (("task", "worker task (forms K_cI)"), ("round", "round trip"), ("send", "X_I copies"),
-                       ("tree", "X_I by a tree"), ("block", "per block (implemented)")):
+    for key, label in (("task", "worker task (forms K_cI)"), ("round", "round trip"), ("send", "X_I copies (alternative)"),
+                       ("tree", "X_I by a tree (implemented)"), ("block", "per block (implemented)")):
         ys = np.array([t[key] for t in curve])[order]
         ax.plot(xs[ys > 0], ys[ys > 0], label=label)  # no tree below 2 workers
     ax2 = ax.twinx()

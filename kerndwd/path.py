@@ -334,8 +334,8 @@ def fit(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kern
         numeric columns) stays on the cluster, with the labels and weights
         (in memory or Dask): the linear kernel, the ``approx=`` designs
         (in memory by blocks, ``solver="bcd"``, they take rows in memory
-        only) and the exact kernel by ``solver="bcd"`` (whose rows are also
-        gathered once to the client, for the blocks and for prediction),
+        only) and the exact kernel by ``solver="bcd"`` (its rows stay on the
+        workers; the fitted path fetches them when it first predicts),
         ``kern`` given (see ``docs/scaling.md``).
     y : array_like, shape (n,)
         Exactly two distinct labels (numbers, strings, booleans, a pandas

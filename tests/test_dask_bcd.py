@@ -5,6 +5,7 @@ prediction from the gathered rows; the workers freed after the fit; the
 refusals by name."""
 
 import gc
+import pickle
 import time
 
 import numpy as np
@@ -81,6 +82,65 @@ def test_the_workers_hold_nothing_of_a_fit_once_it_is_dropped(client):
             break
         time.sleep(0.1)
     assert left == [], left
+
+
+def test_the_rows_stay_on_the_workers_until_the_first_prediction(client, monkeypatch):
+    """No row comes to the client during the fit (each block's rows are put
+    together on the cluster); the path fetches them once, when it first predicts."""
+    from kerndwd.engine.designs import dask_bcd
+
+    X, y, _ = _circle(n=160, seed=7)
+    received, fetched = [], []
+    gather, gather_rows = dask_bcd.RowChunks.gather, dask_bcd.gather_rows
+
+    def counting_gather(self, handles):
+        values = gather(self, handles)
+        for v in values:  # a block's task returns a tuple of arrays (its Gram partials None after the first sweep)
+            received.extend(np.asarray(part) for part in (v if isinstance(v, tuple) else (v,)) if part is not None)
+        return values
+
+    def counting_rows(X):
+        fetched.append(X.shape)
+        return gather_rows(X)
+
+    monkeypatch.setattr(dask_bcd.RowChunks, "gather", counting_gather)
+    monkeypatch.setattr(dask_bcd, "gather_rows", counting_rows)
+    kw = dict(SETTINGS, block_size=40)
+    path = kerndwd.fit(X, y, [0.1], **kw)
+    on_cluster = kerndwd.fit(da.from_array(X, chunks=(80, 2)), y, [0.1], **kw)
+    assert received and fetched == []
+    # what came back: sums, products with the kernel columns, residuals, Grams and K_II, never rows
+    assert not any(v.ndim == 2 and v.shape[1] == X.shape[1] for v in received)
+    assert max(v.size for v in received) <= (40 + 1) ** 2
+    _agree(on_cluster, path, X)  # predicts: the rows are fetched now, once
+    copied = pickle.loads(pickle.dumps(on_cluster))  # a copy carries the rows
+    np.testing.assert_array_equal(copied.predict(X[:5], type="link"), on_cluster.predict(X[:5], type="link"))
+    assert fetched == [X.shape]
+
+
+def test_a_block_s_rows_are_put_together_and_broadcast_on_the_cluster(client):
+    from kerndwd.engine.designs.dask_bcd import RowChunks
+
+    X = np.arange(40.0).reshape(20, 2)
+    first, second = sorted(client.scheduler_info()["workers"])
+    parts = [client.scatter(X[lo:hi], workers=[w]) for lo, hi, w in ((0, 8, first), (8, 16, second), (16, 20, first))]
+    # persisted where the parts are (a chunk's task runs beside its one input)
+    array = da.concatenate([da.from_delayed(part, (len(part.result()), 2), float) for part in parts])
+    chunks = RowChunks(array.persist())
+    rows = np.array([1, 7, 8, 19])  # from each of the three chunks
+    handle = chunks.broadcast(chunks.take(rows))
+    assert chunks.workers == [[first], [second], [first]]
+    assert set(client.who_has([handle])[handle.key]) == {first, second}
+    np.testing.assert_array_equal(handle.result(), X[rows])
+
+
+def test_the_kernel_is_checked_where_the_rows_live(client):
+    """The exact solver's refusals, made by tasks beside the chunks."""
+    X, y, _ = _circle(n=120, seed=8)
+    with pytest.raises(ValueError, match=r"kern=rbfdot\(sigma=1.0\) cannot be formed accurately"):
+        kerndwd.fit(da.from_array(X * 1e8, chunks=(60, 2)), y, [0.1], kern=RBF, solver="bcd")
+    with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
+        kerndwd.fit(da.from_array(X * 3, chunks=(60, 2)), y, [0.1], kern=kerndwd.splinedot(), solver="bcd")
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])

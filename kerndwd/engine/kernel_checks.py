@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-__all__ = ["quiet_kernel", "check_kernel_matrix", "check_semidefinite", "check_kernel_rows", "check_sampled_definite", "check_definite", "check_kernel_diagonal", "kernel_diagonal",
+__all__ = ["quiet_kernel", "check_kernel_matrix", "check_semidefinite", "check_kernel_rows", "check_kernel_parts",
+           "check_sampled_definite", "check_definite", "check_kernel_diagonal", "kernel_diagonal",
            "UNIT_DIAGONAL_RTOL", "NEGATIVE_EIGENVALUE_RTOL", "DEFINITENESS_SAMPLE"]
 
 #: How far from 1 the computed diagonal of a stationary kernel (k(x, x) = 1)
@@ -140,9 +141,31 @@ def check_kernel_rows(kern, X):
     ValueError
         Naming ``kern``, as the exact solver's checks do.
     """
-    check_kernel_diagonal(kernel_diagonal(kern, X), kern)
+    check_kernel_parts(kern, kernel_diagonal(kern, X), lambda rows: X[rows], X.shape[0])
+
+
+def check_kernel_parts(kern, diagonal, rows_at, n):
+    """:func:`check_kernel_rows` from its parts, for rows that live elsewhere (a
+    Dask cluster): ``diagonal``, ``k(x_i, x_i)`` on all ``n`` rows, and
+    ``rows_at(indices)``, the rows at sorted indices (only the sampled ones
+    are asked for, and only for a kernel that is not always positive
+    semi-definite).
+
+    Parameters
+    ----------
+    kern : Kernel
+    diagonal : ndarray, shape (n,)
+    rows_at : callable
+    n : int
+
+    Raises
+    ------
+    ValueError
+        Naming ``kern``, as :func:`check_kernel_rows`.
+    """
+    check_kernel_diagonal(diagonal, kern)
     if not kern.always_psd:
-        check_definite(check_kernel_matrix(quiet_kernel(kern, X[_sample(X.shape[0])]), kern), kern)
+        check_definite(check_kernel_matrix(quiet_kernel(kern, rows_at(_sample(n))), kern), kern)
 
 
 def check_sampled_definite(K, kern):

@@ -82,16 +82,39 @@ class LinearPredictor:
 
 
 class KernelPredictor:
-    """``f = b0 + sum_j alpha_j k(x_j, x)`` over the training rows ``x_j``."""
+    """``f = b0 + sum_j alpha_j k(x_j, x)`` over the training rows ``x_j``.
+
+    ``x`` is the rows, or a zero-argument callable returning them (then
+    ``n_features`` is given): the rows are fetched when first used."""
 
     coef_space = "kernel"
 
-    def __init__(self, kern, x):
+    def __init__(self, kern, x, n_features=None):
         self.kern = kern
+        if callable(x):  # rows held elsewhere (a Dask cluster): fetched when first wanted
+            self._x, self._fetch, self.n_features = None, x, int(n_features)
+        else:
+            self._x, self._fetch = self._own(x), None
+            self.n_features = self._x.shape[1]
+
+    @staticmethod
+    def _own(x):
         # a private copy: the model must not change when the caller's array
         # does (and K(newx, x) then never hits numpy's X @ X.T shortcut)
-        self.x = np.array(x, dtype=float, order="C", copy=True)
-        self.n_features = self.x.shape[1]
+        return np.array(x, dtype=float, order="C", copy=True)
+
+    @property
+    def x(self):
+        """The training rows, shape (n, p): a fit on rows held by a Dask cluster
+        fetches them here on the first prediction (or copy of the predictor),
+        not during the fit."""
+        if self._x is None:
+            self._x, self._fetch = self._own(self._fetch()), None
+        return self._x
+
+    def __getstate__(self):
+        # a copy (a pickle, a Dask task) carries the rows, not a way to reach the cluster
+        return {**self.__dict__, "_x": self.x, "_fetch": None}
 
     def decision(self, newx, alpha, cross=None):
         if cross is not None:

@@ -19,7 +19,7 @@ from ..capabilities import DesignCapabilities
 from ..kernel_checks import check_kernel_rows, check_sampled_definite
 from ..majorisers.blocks import DEFAULT_BLOCK_SIZE, BlockCoordinateKernel
 from .base import Design, register_design
-from .dask_bcd import DaskBlockCoordinateKernel, gather_rows
+from .dask_bcd import DaskBlockCoordinateKernel, check_kernel_on_chunks
 
 __all__ = ["BlockCoordinateDesign"]
 
@@ -139,16 +139,16 @@ class BlockCoordinateDesign(Design):
                                      block_size=self.block_size, random_state=self.random_state, K=K)
 
     def _on_cluster(self, problem, cache):
-        """The sweeps on rows held by a Dask cluster (:mod:`.dask_bcd`): the rows are
-        copied to the client once (the fitted path predicts from them and the
-        blocks' rows are sent from them) and checked there."""
+        """The sweeps on rows held by a Dask cluster (:mod:`.dask_bcd`): the rows stay
+        there, and the kernel is checked there (the fitted path fetches the rows
+        when it first predicts)."""
         if self.cache_kernel:
             raise ValueError("cache_kernel=True keeps the n x n kernel matrix in memory, which rows held by a "
                              "Dask cluster never form; leave cache_kernel=None or False")
-        x = cache.memo("dask_rows", lambda: gather_rows(problem.X))
-        cache.memo("kernel_rows_checked", lambda: check_kernel_rows(problem.kern, x))
-        return DaskBlockCoordinateKernel(problem.kern, problem.X, x, problem.loss, problem.gam,
-                                         block_size=self.block_size, random_state=self.random_state)
+        majoriser = DaskBlockCoordinateKernel(problem.kern, problem.X, problem.loss, problem.gam,
+                                              block_size=self.block_size, random_state=self.random_state)
+        cache.memo("kernel_rows_checked", lambda: check_kernel_on_chunks(majoriser.chunks, problem.kern))
+        return majoriser
 
 
 register_design(BlockCoordinateDesign)

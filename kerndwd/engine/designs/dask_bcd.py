@@ -10,9 +10,15 @@ floating-point sums.  Everything with ``n`` entries stays on the workers:
   its rows ``X_c``, labels and weights, and its rows of every per-row vector
   of a sweep (``f``, ``z``, the residuals, the sweep's moves of ``alpha``,
   ``K d`` and the previous sweep's directions);
-* for the block ``I`` the client sends every chunk the block's rows ``X_I``
-  (``b x p`` numbers) and the previous block's move (``2 b + 1`` numbers); the
-  chunk applies that move to its ``f_c`` (with the columns ``K_cI'`` of the
+* the rows never come to the client.  Each block's rows ``X_I`` are put
+  together on the cluster once per fit (each chunk cuts its part, one task
+  joins them: :meth:`RowChunks.take`), and the workers pass them among
+  themselves (Dask fetches a task's inputs from any worker holding a copy);
+  the client keeps only the handles, and ``K_II`` (formed on a worker, once);
+* for the block ``I`` the client has ``X_I`` copied to every worker by a
+  broadcast tree (:meth:`RowChunks.broadcast`), and sends every chunk the
+  previous block's move (``2 b + 1`` numbers) with the handle of ``X_I``;
+  the chunk applies that move to its ``f_c`` (with the columns ``K_cI'`` of the
   previous block, kept from its last task), forms ``K_cI = k(X_c, X_I)``
   where it lives and returns ``sum(z_c)``, ``K_cI' [r0_c, r_c]`` and its rows
   of ``r`` in ``I``: ``3 b + 1`` numbers at most, plus, on the first sweep
@@ -22,14 +28,15 @@ floating-point sums.  Everything with ``n`` entries stays on the workers:
   move with the next block.
 
 Per sweep a chunk thus receives its ``n / chunks`` entries of ``alpha`` and
-the blocks' rows and moves (``n (p + 2)`` numbers, the same for every chunk)
-and returns ``3 n + O(1)`` numbers; ``f``, ``z`` and the kernel columns never
-move.  One round trip per block, plus one at the start of a sweep for the
-global step's inner products (a ``3 x 3`` system).  The client keeps what the
-in-memory sweeps keep besides the kernel columns: the coefficients, the
-blocks' Grams and factors (about ``2 n b`` numbers) and, for the block rows
-and for prediction, a copy of the rows (``n p`` numbers, gathered once:
-a fitted kernel path predicts from its training rows).
+the blocks' moves from the client (``2 n`` numbers), the blocks' rows from
+its peers (``n p`` numbers, the same for every chunk), and returns ``3 n +
+O(1)`` numbers; ``f``, ``z`` and the kernel columns never move.  One round
+trip per block, plus one at the start of a sweep for the global step's inner
+products (a ``3 x 3`` system).  The client keeps what the in-memory sweeps
+keep besides the kernel columns: the coefficients and the blocks' Grams,
+``K_II`` and factors (about ``3 n b`` numbers).  The kernel's checks run where
+the rows live (:func:`check_kernel_on_chunks`), and a fitted path fetches
+the training rows (``n p`` numbers) when it first predicts.
 
 Each chunk's state is one future, made by a task on the worker that holds
 the chunk; every later task of the fit takes it, updates it in place and
@@ -43,18 +50,22 @@ the same tasks run in the client's process on the persisted chunks.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..chunk_tasks import _owners, fresh_name, persist_unoptimised, require_dask
 from ..chunked import ChunkedRows
 from ..forms import Form
+from ..kernel_checks import check_kernel_parts, kernel_diagonal
 from ..loss import loss_derivs
 from ..majorisers.blocks import TILE_ENTRIES, bordered_gram, global_coefficients, partition_rows
 from ..majorisers.contract import Majoriser
 from ..majorisers.linear import spd_solver
 from ..predictors import KernelPredictor
 
-__all__ = ["gather_rows", "RowChunks", "ChunkState", "DaskKernelForm", "DaskBlockCoordinateKernel"]
+__all__ = ["gather_rows", "check_kernel_on_chunks", "RowChunks", "ChunkState", "DaskKernelForm",
+           "DaskBlockCoordinateKernel"]
 
 
 # --------------------------------------------------------------------------
@@ -130,7 +141,6 @@ class RowChunks:
         self.client = self.X[0].client if remote[0] else None
         owners = _owners(X) if self.client is not None else None
         self.workers = owners if owners else [None] * len(self.rows)
-        self._everywhere = {}
 
     def __len__(self):
         return len(self.rows)
@@ -160,14 +170,42 @@ class RowChunks:
         """The values of ``handles`` (from :meth:`submit`) on the client."""
         return list(handles) if self.client is None else self.client.gather(list(handles))
 
-    def everywhere(self, name, value):
-        """``value`` sent once to every worker (kept under ``name``), for tasks
-        that all read it; the value itself without a cluster."""
+    def anywhere(self, fn, *args):
+        """``fn(*args)`` on any worker (its arguments' handles are read where they
+        are): a future on a cluster, the value otherwise."""
         if self.client is None:
-            return value
-        if name not in self._everywhere:
-            self._everywhere[name] = self.client.scatter(value, broadcast=True, hash=False)
-        return self._everywhere[name]
+            return fn(*args)
+        return self.client.submit(fn, *args, key=fresh_name(fn.__name__.strip("_")), pure=False)
+
+    def take(self, rows):
+        """The rows ``X[rows]`` (``rows`` sorted) as one handle, put together on the
+        cluster: each chunk cuts its part where it lives, and one task joins
+        the parts; no row passes through the client.  The array itself without
+        a cluster.
+
+        Examples
+        --------
+        >>> import numpy as np, dask.array as da
+        >>> chunks = RowChunks(da.from_array(np.arange(10.0).reshape(5, 2), chunks=(2, 2)).persist())
+        >>> chunks.take(np.array([1, 4])).tolist()
+        [[2.0, 3.0], [8.0, 9.0]]
+        """
+        rows = np.asarray(rows, dtype=int)
+        cuts = np.searchsorted(rows, self.bounds)
+        parts = [self.submit(i, _rows_of, self.X[i], rows[cuts[i]:cuts[i + 1]] - self.bounds[i])
+                 for i in range(len(self)) if cuts[i + 1] > cuts[i]]
+        return self.anywhere(_joined, *parts)
+
+    def broadcast(self, handle):
+        """``handle`` copied to every worker that holds a chunk, by Dask's tree copy
+        (``Client.replicate``: each worker holding it passes it to two more per
+        round, so ``M`` workers have it after about ``log2 M`` rounds), before
+        the chunks' tasks read it; ``handle`` itself."""
+        if self.client is not None:
+            holders = sorted({w for owners in self.workers if owners for w in owners})
+            if len(holders) > 1:
+                self.client.replicate([handle], workers=holders)
+        return handle
 
     def place(self, rows):
         """The handles of each chunk of ``rows`` (:class:`ChunkedRows` chunked like
@@ -199,6 +237,29 @@ class RowChunks:
         array = da.Array(HighLevelGraph.from_collections(name, dict(zip(keys, handles)), dependencies=()), name,
                          chunks=chunks, dtype=np.float64, meta=meta)
         return ChunkedRows.from_dask(array), handles
+
+
+def _rows_of(X, rows):
+    return np.asarray(X[rows], dtype=float)
+
+
+def _joined(*parts):
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _self_kernel(kern, rows):
+    return kern(rows, rows)
+
+
+def check_kernel_on_chunks(chunks, kern):
+    """The exact solver's checks of ``kern`` on the rows (as
+    :func:`~kerndwd.engine.kernel_checks.check_kernel_rows`), made where the
+    rows live: each chunk returns its ``k(x_i, x_i)``, and the sampled rows of
+    the definiteness check are put together on the cluster and fetched."""
+    n = int(chunks.bounds[-1])
+    diagonal = np.concatenate(chunks.gather([chunks.submit(i, kernel_diagonal, kern, x)
+                                             for i, x in enumerate(chunks.X)]))
+    check_kernel_parts(kern, diagonal, lambda rows: chunks.gather([chunks.take(rows)])[0], n)
 
 
 # --------------------------------------------------------------------------
@@ -336,12 +397,13 @@ def _finish(state, pending):
     return df
 
 
-def _apply_chunk(X, x, blocks, theta, kern):
-    """``K[chunk rows, :] theta``: ``sum over blocks of k(X, x[block]) theta[block]``
-    (the order of :meth:`BlockKernelForm.apply`), a tile at a time."""
+def _apply_chunk(X, block_rows, blocks, theta, kern):
+    """``K[chunk rows, :] theta``: ``sum over blocks of k(X, X[block]) theta[block]``
+    (the order of :meth:`BlockKernelForm.apply`), a tile at a time;
+    ``block_rows``: the rows of each block."""
     out = np.zeros((X.shape[0],) + theta.shape[1:])
-    for block in blocks:
-        XI, coef = x[block], theta[block]
+    for block, XI in zip(blocks, block_rows):
+        coef = theta[block]
         step = max(1, TILE_ENTRIES // max(1, len(block)))
         for start in range(0, X.shape[0], step):
             stop = min(start + step, X.shape[0])
@@ -355,8 +417,8 @@ def _apply_chunk(X, x, blocks, theta, kern):
 class DaskKernelForm(Form):
     """``f = b0 + K alpha``, ``||f||^2 = alpha' K alpha``, for rows held by a Dask
     cluster: ``K alpha`` is formed on the workers, each chunk's rows of it
-    from its rows and all ``n`` rows (sent to each worker once, when first
-    needed), a block of columns at a time.
+    from its rows and the rows of every block (which the workers pass among
+    themselves), a block of columns at a time.
 
     :meth:`apply` returns :class:`~kerndwd.engine.chunked.ChunkedRows` (the
     decision values stay on the workers); the products that yield
@@ -369,22 +431,21 @@ class DaskKernelForm(Form):
     chunks : RowChunks
         The row chunks of ``X``.
     kern : Kernel
-    x : ndarray, shape (n, p)
-        The rows, on the client (read, never written).
     blocks : list of ndarray of int
         A partition of ``range(n)``: the order in which columns are added.
+    block_rows : callable
+        Returns the handle of each block's rows (:meth:`RowChunks.take`).
     """
 
-    def __init__(self, chunks, kern, x, blocks):
-        self.chunks, self.kern, self.x, self.blocks = chunks, kern, x, blocks
-        self.n = x.shape[0]
+    def __init__(self, chunks, kern, blocks, block_rows):
+        self.chunks, self.kern, self.blocks, self.block_rows = chunks, kern, blocks, block_rows
+        self.n = int(chunks.bounds[-1])
 
     def apply(self, theta):
         """``K theta`` as :class:`ChunkedRows` (``theta`` of shape (n,) or (n, k))."""
         theta = np.asarray(theta, dtype=float)
-        chunks = self.chunks
-        x = chunks.everywhere("rows", self.x)
-        return chunks.rows_from(_apply_chunk, lambda i: (chunks.X[i], x, self.blocks, theta, self.kern),
+        chunks, rows = self.chunks, self.block_rows()
+        return chunks.rows_from(_apply_chunk, lambda i: (chunks.X[i], rows, self.blocks, theta, self.kern),
                                 ncols=None if theta.ndim == 1 else theta.shape[1])[0]
 
     def apply_t(self, z):
@@ -425,10 +486,10 @@ class DaskBlockCoordinateKernel(Majoriser):
     ----------
     kern : Kernel
     X : dask.array.Array, shape (n, p)
-        The validated rows, persisted (one column chunk).
-    x : ndarray, shape (n, p)
-        The same rows on the client (the predictor keeps them; the blocks'
-        rows are sent from them).
+        The validated rows, persisted (one column chunk).  They stay on the
+        workers: each block's rows are put together there once
+        (:meth:`RowChunks.take`), and the predictor fetches the rows when it
+        first predicts.
     loss : DWDLoss
         Its weights, if any, are :class:`~kerndwd.engine.chunked.ChunkedRows`.
     gam : float
@@ -442,22 +503,38 @@ class DaskBlockCoordinateKernel(Majoriser):
     needs_decisions = True
     pass_name = "sweeps"
 
-    def __init__(self, kern, X, x, loss, gam, block_size, random_state=None):
-        n = x.shape[0]
+    def __init__(self, kern, X, loss, gam, block_size, random_state=None):
+        n = X.shape[0]
         self.n, self.ncoef = n, n + 1
         self.kern, self.loss, self.gam = kern, loss, float(gam)
-        self.predictor = KernelPredictor(kern, x)
-        self.x = self.predictor.x
+        self.predictor = KernelPredictor(kern, partial(gather_rows, X), n_features=X.shape[1])
         self.blocks = partition_rows(n, min(int(block_size), n), random_state)
         self.block_size = max(len(b) for b in self.blocks)
         self.chunks = RowChunks(X)
-        self.form = DaskKernelForm(self.chunks, kern, self.x, self.blocks)
+        self.form = DaskKernelForm(self.chunks, kern, self.blocks, self.block_rows)
+        self._block_rows = None
+        self._block_kernels = [None] * len(self.blocks)
         self._grams = [None] * len(self.blocks)
         self._directions = None
         self._states = None
         self._labels = None
         self._last = ()
         self._pinned = None
+
+    def block_rows(self):
+        """The handle of each block's rows, put together on the cluster once per
+        fit (about ``n p`` numbers spread over the workers)."""
+        if self._block_rows is None:
+            self._block_rows = [self.chunks.take(block) for block in self.blocks]
+        return self._block_rows
+
+    def _block_kernel(self, k):
+        """``K_II`` of block ``k`` (``b x b``), formed on a worker and kept on the
+        client for every lambda."""
+        if self._block_kernels[k] is None:
+            chunks = self.chunks
+            self._block_kernels[k] = chunks.gather([chunks.anywhere(_self_kernel, self.kern, self.block_rows()[k])])[0]
+        return self._block_kernels[k]
 
     def start(self, alpha=None):
         self._directions = None  # a new path: forget the last sweep's directions
@@ -517,10 +594,10 @@ class DaskBlockCoordinateKernel(Majoriser):
         solvers = [None] * len(blocks)
         bounds = chunks.bounds
 
-        def solver(k, XI, gram):
+        def solver(k, gram):
             if solvers[k] is None:
                 P = gram.copy()
-                P[1:, 1:] += c * self.kern(XI, XI)  # the penalty's curvature: (2 n lambda / M) K_II
+                P[1:, 1:] += c * self._block_kernel(k)  # the penalty's curvature: (2 n lambda / M) K_II
                 solvers[k] = spd_solver(P)
             return solvers[k]
 
@@ -540,8 +617,9 @@ class DaskBlockCoordinateKernel(Majoriser):
             pending = ("global", coef)
             d = np.empty(n)
             grad_sq = (z_sum / n) ** 2
+            rows = self.block_rows()
             for k, block in enumerate(blocks):
-                XI = self.x[block]
+                XI = chunks.broadcast(rows[k])
                 first = self._grams[k] is None
                 outs = self._round(_block, lambda i: (pending, XI, block, first))
                 sums = np.sum([o[0] for o in outs], axis=0)
@@ -555,7 +633,7 @@ class DaskBlockCoordinateKernel(Majoriser):
                 rhs = np.empty(b + 1)
                 rhs[0] = sums[0]
                 rhs[1:] = KIr
-                move = solver(k, XI, self._grams[k])(rhs)
+                move = solver(k, self._grams[k])(rhs)
                 move *= -1.0 / M
                 step[0] += move[0]
                 step[1 + block] += move[1:]
