@@ -166,6 +166,29 @@ def test_pivoted_landmarks_are_distinct_and_stop_at_the_rank():
     assert len(set(X[chosen, 0].tolist())) == len(chosen) == 5
 
 
+@pytest.mark.parametrize("n, m, block", [(60, 12, 4), (300, 40, 64), (300, 150, 16)])
+def test_each_pivot_is_within_the_slack_of_the_greedy_choice(n, m, block):
+    """Pivoted Cholesky's defining property, checked against the residual formed
+    directly: when the ``k``-th landmark is taken, its diagonal of ``K - C W^+ C'``
+    (over the ``k`` landmarks before it) is at least half the largest one (the
+    documented factor 2 of ``PIVOT_SLACK``), and taken landmarks are distinct."""
+    rng = np.random.default_rng(n + m)
+    X = rng.standard_normal((n, 3)) * np.array([3.0, 1.0, 0.3])
+    K = kerndwd.rbfdot(0.5)(X, X)
+    chosen = pivoted_landmarks(K, m, block=block)
+    assert chosen.size == m and np.unique(chosen).size == m
+
+    def residual_diagonal(S):
+        if len(S) == 0:
+            return np.diag(K).copy()
+        C = K[:, S]
+        return np.diag(K) - np.einsum("ij,ji->i", C, np.linalg.pinv(K[np.ix_(S, S)], rcond=1e-13) @ C.T)
+
+    for k in range(m):
+        resid = residual_diagonal(chosen[:k])
+        assert resid[chosen[k]] >= 0.5 * resid.max() - 1e-10
+
+
 def test_the_preconditioner_rank_changes_the_work_not_the_fit():
     X, y = circle(400, 5)
     lam = [0.1, 0.001]
