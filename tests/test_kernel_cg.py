@@ -159,6 +159,33 @@ def test_block_cg_solves_each_column_and_accumulates_the_products():
     assert its < plain
 
 
+def test_block_cg_stops_each_column_at_its_weighted_tolerance_and_lowers_its_quadratic():
+    """The stopping rule as documented: every column ends with ``||w * residual||
+    <= rtol ||w * B_j||`` and one iteration fewer leaves some column above it;
+    every iterate lowers each column's quadratic (strictly, for some column)."""
+    X, y, K = _kernel(80)
+    rng = np.random.default_rng(7)
+    l = rng.uniform(1e-3, 1e-1, 80)
+    w = rng.uniform(0.01, 1.0, 80)
+    B = np.column_stack((rng.standard_normal(80), np.ones(80)))
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 4))
+    P.set_diagonal(l)
+    A = K + np.diag(l)
+    rtol = 1e-4
+
+    def weighted_residuals(Xs):
+        return np.linalg.norm(w[:, None] * (B - A @ Xs), axis=0) / np.linalg.norm(w[:, None] * B, axis=0)
+
+    Xs, KX, its = block_pcg(K, l, P, B, rtol, weights=w)
+    assert its >= 3 and (weighted_residuals(Xs) <= rtol * (1 + 1e-9)).all()
+    early, _, early_its = block_pcg(K, l, P, B, rtol, weights=w, maxiter=its - 1)
+    assert early_its == its - 1 and (weighted_residuals(early) > rtol).any()
+    quadratic = [np.einsum("ij,ij->j", Z, 0.5 * A @ Z - B) for Z in
+                 (block_pcg(K, l, P, B, rtol, weights=w, maxiter=k)[0] for k in range(1, its + 1))]
+    assert all((b <= a + 1e-12 * np.abs(a)).all() for a, b in zip(quadratic, quadratic[1:]))
+    assert all((b < a).any() for a, b in zip(quadratic, quadratic[1:]))
+
+
 def test_pivoted_landmarks_are_distinct_and_stop_at_the_rank():
     X = np.repeat(np.arange(5.0)[:, None], 4, axis=0)  # 5 distinct rows, 4 copies each
     K = kerndwd.rbfdot(0.5)(X)
