@@ -442,3 +442,24 @@ def test_a_spent_max_iter_keeps_a_last_iterate_better_than_zero(weighted):
     assert kept < at_zero - 0.1  # two Newton steps lower F well below its start
     assert est.objective_[0] == pytest.approx(kept, rel=1e-10)  # and the estimator reports that point
     assert est.kkt_[0] > 1e-10  # it really is unfinished
+
+
+def test_after_a_refresh_newton_takes_a_step_before_it_reports_convergence():
+    """The template refreshes an iteration whose running gradient met the test
+    when the recomputed one did not; the next run must move at least once
+    (else it would report the same point again), even where its own test is
+    met at once, and a run after a plain reset may stop without a step."""
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers.template import CONVERGED, SOLVERS
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e6, method="newton")  # met everywhere
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
+    it.reset()
+    assert it.run(0, 0.1, 100, None) == (CONVERGED, 0)
+    it.refresh(np.zeros(30))
+    status, passes = it.run(0, 0.1, 100, None)
+    assert status == CONVERGED and passes == 1 and np.abs(it.alpha()).max() > 0

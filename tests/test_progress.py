@@ -150,3 +150,28 @@ def test_dask_rows_show_the_tasks(data, plain, capsys):
     tasks = [int(line.split("tasks ")[1].split(",")[0]) for line in err if "tasks " in line]
     assert tasks and tasks[-1] >= 4 * path.npass.sum()  # at least one task a chunk each pass
     assert tasks == sorted(tasks)
+
+
+def test_a_slow_lambda_s_moves_reach_the_monitor_in_batches_and_every_one_reaches_the_callback():
+    """The template's counting of moves as passes: one report of ``every`` passes
+    per ``every`` moves (stationary moves of Newton are not passes), and the
+    caller's callback sees each move as it was made."""
+    from types import SimpleNamespace
+
+    from kerndwd.engine.solvers.template import _counting
+
+    reported, seen = [], []
+    monitor = SimpleNamespace(passes=reported.append)
+    count = _counting(monitor, seen.append, every=3)
+    steps = [SimpleNamespace(kind=kind) for kind in ["mm", "stationary", "mm", "mm", "mm", "stationary", "mm",
+                                                     "mm", "mm"]]
+    batches = []
+    for step in steps:
+        count(step)
+        batches.append(len(reported))
+    assert batches == [0, 0, 0, 1, 1, 1, 1, 2, 2]  # the third pass, not a stationary move, completes a batch
+    assert reported == [3, 3] and seen == steps and all(a is b for a, b in zip(seen, steps))
+    quiet = _counting(monitor, None, every=2)  # without a callback, only the count
+    quiet(SimpleNamespace(kind="newton"))
+    quiet(SimpleNamespace(kind="newton"))
+    assert reported == [3, 3, 2]
