@@ -87,11 +87,12 @@ def test_the_workers_hold_nothing_of_a_fit_once_it_is_dropped(client):
 def test_the_rows_stay_on_the_workers_until_the_first_prediction(client, monkeypatch):
     """No row comes to the client during the fit (each block's rows are put
     together on the cluster); the path fetches them once, when it first predicts."""
+    from kerndwd.engine import row_chunks
     from kerndwd.engine.designs import dask_bcd
 
     X, y, _ = _circle(n=160, seed=7)
     received, fetched = [], []
-    gather, gather_rows = dask_bcd.RowChunks.gather, dask_bcd.gather_rows
+    gather, gather_rows = row_chunks.RowChunks.gather, row_chunks.gather_rows
 
     def counting_gather(self, handles):
         values = gather(self, handles)
@@ -103,7 +104,7 @@ def test_the_rows_stay_on_the_workers_until_the_first_prediction(client, monkeyp
         fetched.append(X.shape)
         return gather_rows(X)
 
-    monkeypatch.setattr(dask_bcd.RowChunks, "gather", counting_gather)
+    monkeypatch.setattr(row_chunks.RowChunks, "gather", counting_gather)
     monkeypatch.setattr(dask_bcd, "gather_rows", counting_rows)
     kw = dict(SETTINGS, block_size=40)
     path = kerndwd.fit(X, y, [0.1], **kw)
@@ -119,7 +120,7 @@ def test_the_rows_stay_on_the_workers_until_the_first_prediction(client, monkeyp
 
 
 def test_a_block_s_rows_are_put_together_and_broadcast_on_the_cluster(client):
-    from kerndwd.engine.designs.dask_bcd import RowChunks
+    from kerndwd.engine.row_chunks import RowChunks
 
     X = np.arange(40.0).reshape(20, 2)
     first, second = sorted(client.scheduler_info()["workers"])

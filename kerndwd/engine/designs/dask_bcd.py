@@ -12,11 +12,11 @@ floating-point sums.  Everything with ``n`` entries stays on the workers:
   ``K d`` and the previous sweep's directions);
 * the rows never come to the client.  Each block's rows ``X_I`` are put
   together on the cluster once per fit (each chunk cuts its part, one task
-  joins them: :meth:`RowChunks.take`), and the workers pass them among
+  joins them: :meth:`~kerndwd.engine.row_chunks.RowChunks.take`), and the workers pass them among
   themselves (Dask fetches a task's inputs from any worker holding a copy);
   the client keeps only the handles, and ``K_II`` (formed on a worker, once);
 * for the block ``I`` the client has ``X_I`` copied to every worker by a
-  broadcast tree (:meth:`RowChunks.broadcast`), and sends every chunk the
+  broadcast tree (:meth:`~kerndwd.engine.row_chunks.RowChunks.broadcast`), and sends every chunk the
   previous block's move (``2 b + 1`` numbers) with the handle of ``X_I``;
   the chunk applies that move to its ``f_c`` (with the columns ``K_cI'`` of the
   previous block, kept from its last task), forms ``K_cI = k(X_c, X_I)``
@@ -54,7 +54,7 @@ from functools import partial
 
 import numpy as np
 
-from ..chunk_tasks import _owners, fresh_name, persist_unoptimised, require_dask
+from ..chunk_tasks import require_dask
 from ..chunked import ChunkedRows
 from ..forms import Form
 from ..kernel_checks import check_kernel_parts, kernel_diagonal
@@ -63,188 +63,9 @@ from ..majorisers.blocks import TILE_ENTRIES, bordered_gram, global_coefficients
 from ..majorisers.contract import Majoriser
 from ..majorisers.linear import spd_solver
 from ..predictors import KernelPredictor
+from ..row_chunks import RowChunks, gather_rows
 
-__all__ = ["gather_rows", "check_kernel_on_chunks", "RowChunks", "ChunkState", "DaskKernelForm",
-           "DaskBlockCoordinateKernel"]
-
-
-# --------------------------------------------------------------------------
-# running tasks beside the row chunks
-# --------------------------------------------------------------------------
-def _is_future(value):
-    return hasattr(value, "client") and hasattr(value, "key")
-
-
-def chunk_handles(array):
-    """The future (on a ``distributed`` cluster) or the value (Dask's local
-    schedulers) of each row chunk of a persisted Dask array, in order."""
-    graph = array.__dask_graph__()
-    keys = [key[0] if isinstance(key, list) else key for key in array.__dask_keys__()]
-    return [graph[key] for key in keys]
-
-
-def gather_rows(X):
-    """The rows of a persisted Dask ``X`` on the client, chunk by chunk, from
-    whichever scheduler holds them.
-
-    Parameters
-    ----------
-    X : dask.array.Array, shape (n, p)
-        Persisted, one column chunk.
-
-    Returns
-    -------
-    ndarray, shape (n, p)
-        float64.
-
-    Examples
-    --------
-    >>> import numpy as np, dask.array as da
-    >>> gather_rows(da.from_array(np.eye(3), chunks=(2, 3)).persist()).tolist()
-    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    """
-    chunks = RowChunks(X)
-    return np.concatenate([np.asarray(c, dtype=float) for c in chunks.gather(chunks.X)])
-
-
-class RowChunks:
-    """The row chunks of a persisted Dask ``X``: where each lives, and how to run a
-    task beside it.
-
-    On a ``distributed`` cluster (the chunks are futures) a task is submitted
-    to the client that holds them, on the worker that holds its chunk; on
-    Dask's local schedulers (the chunks are arrays in this process) it runs
-    at once, in this process.
-
-    Parameters
-    ----------
-    X : dask.array.Array, shape (n, p)
-        Persisted, one column chunk, known row chunks.
-
-    Examples
-    --------
-    >>> import numpy as np, dask.array as da
-    >>> chunks = RowChunks(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2)).persist())
-    >>> sums = chunks.gather([chunks.submit(i, np.sum, x) for i, x in enumerate(chunks.X)])
-    >>> chunks.rows, [float(v) for v in sums]
-    ((2, 1), [6.0, 9.0])
-    """
-
-    def __init__(self, X):
-        self.array = X
-        self.rows = tuple(int(c) for c in X.chunks[0])
-        self.bounds = np.concatenate(([0], np.cumsum(self.rows))).astype(int)
-        self.X = chunk_handles(X)
-        remote = [_is_future(h) for h in self.X]
-        if any(remote) and not all(remote):
-            raise ValueError("X must be persisted on one scheduler: some of its chunks are futures, some are not")
-        self.client = self.X[0].client if remote[0] else None
-        owners = _owners(X) if self.client is not None else None
-        self.workers = owners if owners else [None] * len(self.rows)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def submit(self, i, fn, *args, key=None, pinned=None):
-        """``fn(*args)`` beside chunk ``i``: a future on a cluster, the value otherwise.
-        ``pinned``: the workers it must run on (where a state it updates in place lives)."""
-        if self.client is None:
-            return fn(*args)
-        return self.client.submit(fn, *args, key=key or fresh_name(fn.__name__.strip("_")), pure=False,
-                                  workers=self.workers[i] if pinned is None else pinned,
-                                  allow_other_workers=pinned is None)
-
-    def holders(self, handles):
-        """One worker holding each of ``handles`` (futures, once computed), as a
-        list to pin tasks to; None each without a cluster."""
-        if self.client is None:
-            return [None] * len(handles)
-        import distributed
-
-        with self.client.as_current():  # the chunks' own client, default or not
-            distributed.wait(handles)
-        who = self.client.who_has(handles)
-        return [sorted(who[h.key])[:1] for h in handles]
-
-    def gather(self, handles):
-        """The values of ``handles`` (from :meth:`submit`) on the client."""
-        return list(handles) if self.client is None else self.client.gather(list(handles))
-
-    def anywhere(self, fn, *args):
-        """``fn(*args)`` on any worker (its arguments' handles are read where they
-        are): a future on a cluster, the value otherwise."""
-        if self.client is None:
-            return fn(*args)
-        return self.client.submit(fn, *args, key=fresh_name(fn.__name__.strip("_")), pure=False)
-
-    def take(self, rows):
-        """The rows ``X[rows]`` (``rows`` sorted) as one handle, put together on the
-        cluster: each chunk cuts its part where it lives, and one task joins
-        the parts; no row passes through the client.  The array itself without
-        a cluster.
-
-        Examples
-        --------
-        >>> import numpy as np, dask.array as da
-        >>> chunks = RowChunks(da.from_array(np.arange(10.0).reshape(5, 2), chunks=(2, 2)).persist())
-        >>> chunks.take(np.array([1, 4])).tolist()
-        [[2.0, 3.0], [8.0, 9.0]]
-        """
-        rows = np.asarray(rows, dtype=int)
-        cuts = np.searchsorted(rows, self.bounds)
-        parts = [self.submit(i, _rows_of, self.X[i], rows[cuts[i]:cuts[i + 1]] - self.bounds[i])
-                 for i in range(len(self)) if cuts[i + 1] > cuts[i]]
-        return self.anywhere(_joined, *parts)
-
-    def broadcast(self, handle):
-        """``handle`` copied to every worker that holds a chunk, by Dask's tree copy
-        (``Client.replicate``: each worker holding it passes it to two more per
-        round, so ``M`` workers have it after about ``log2 M`` rounds), before
-        the chunks' tasks read it; ``handle`` itself."""
-        if self.client is not None:
-            holders = sorted({w for owners in self.workers if owners for w in owners})
-            if len(holders) > 1:
-                self.client.replicate([handle], workers=holders)
-        return handle
-
-    def place(self, rows):
-        """The handles of each chunk of ``rows`` (:class:`ChunkedRows` chunked like
-        ``X``), stored beside the chunks of ``X`` (a persisted leaf is read as it
-        is; an expression is evaluated there, one task per chunk)."""
-        if rows._expr[0] == "leaf" and rows._mask is None:
-            leaf = rows._leaves[rows._expr[1]]
-            if hasattr(leaf, "__dask_graph__"):
-                handles = chunk_handles(leaf)
-                if all(_is_future(h) or isinstance(h, np.ndarray) for h in handles):
-                    return handles
-        stored, = persist_unoptimised(rows.to_dask(near=self.array))
-        return chunk_handles(stored)
-
-    def rows_from(self, fn, args_of, ncols=None, pinned=None):
-        """``(rows, handles)``: :class:`ChunkedRows` whose chunk ``i`` is
-        ``fn(*args_of(i))``, run beside chunk ``i`` (nothing is waited for on a
-        cluster), and the handle of each chunk; ``pinned``: the workers each must
-        run on (see :meth:`submit`)."""
-        da = require_dask()
-        from dask.highlevelgraph import HighLevelGraph
-
-        name = fresh_name("bcd-rows")
-        keys = [(name, i) if ncols is None else (name, i, 0) for i in range(len(self))]
-        handles = [self.submit(i, fn, *args_of(i), key=key, pinned=None if pinned is None else pinned[i])
-                   for i, key in enumerate(keys)]
-        chunks = (self.rows,) if ncols is None else (self.rows, (ncols,))
-        meta = np.empty((0,) * len(chunks))
-        array = da.Array(HighLevelGraph.from_collections(name, dict(zip(keys, handles)), dependencies=()), name,
-                         chunks=chunks, dtype=np.float64, meta=meta)
-        return ChunkedRows.from_dask(array), handles
-
-
-def _rows_of(X, rows):
-    return np.asarray(X[rows], dtype=float)
-
-
-def _joined(*parts):
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+__all__ = ["check_kernel_on_chunks", "ChunkState", "DaskKernelForm", "DaskBlockCoordinateKernel"]
 
 
 def _self_kernel(kern, rows):
@@ -434,7 +255,7 @@ class DaskKernelForm(Form):
     blocks : list of ndarray of int
         A partition of ``range(n)``: the order in which columns are added.
     block_rows : callable
-        Returns the handle of each block's rows (:meth:`RowChunks.take`).
+        Returns the handle of each block's rows (:meth:`~kerndwd.engine.row_chunks.RowChunks.take`).
     """
 
     def __init__(self, chunks, kern, blocks, block_rows):
@@ -488,7 +309,7 @@ class DaskBlockCoordinateKernel(Majoriser):
     X : dask.array.Array, shape (n, p)
         The validated rows, persisted (one column chunk).  They stay on the
         workers: each block's rows are put together there once
-        (:meth:`RowChunks.take`), and the predictor fetches the rows when it
+        (:meth:`~kerndwd.engine.row_chunks.RowChunks.take`), and the predictor fetches the rows when it
         first predicts.
     loss : DWDLoss
         Its weights, if any, are :class:`~kerndwd.engine.chunked.ChunkedRows`.
