@@ -463,3 +463,84 @@ def test_after_a_refresh_newton_takes_a_step_before_it_reports_convergence():
     it.refresh(np.zeros(30))
     status, passes = it.run(0, 0.1, 100, None)
     assert status == CONVERGED and passes == 1 and np.abs(it.alpha()).max() > 0
+
+
+class _Quadratic:
+    """A fake objective whose data term along a step is ``phi(t) = (t - c)^2 - c^2``
+    (``phi(0) = 0``, ``phi'(0) = -2c``), recording the trial lengths asked."""
+
+    def __init__(self, c):
+        self.c, self.trials = c, []
+
+    def along(self, f, df, t):
+        self.trials.append(t)
+        return (t - self.c) ** 2 - self.c ** 2, 2.0 * (t - self.c)
+
+
+@pytest.mark.parametrize("c, trials", [
+    (0.3, [1.0, 0.3 - 1e-4 * 0.3]),  # the secant of phi' from t = 1 lands on the root of phi' - ARMIJO phi'(0)
+    (1e-6, [1.0, 0.01, 1e-4, 1e-6]),  # each trial at least 1/100 of the last, until the root is reached
+    (0.7, [1.0]),  # phi(1) < phi(0): the full step passes Armijo's test
+])
+def test_the_line_search_follows_the_secant_of_phi_prime_within_its_bounds(c, trials):
+    """The trial lengths of the backtracking as documented (Armijo's constant
+    1e-4): 1 first, then the secant of ``phi'`` towards the root of
+    ``phi' - ARMIJO phi'(0)``, never below 1/100 of the last trial; the length
+    returned passes one of the two tests."""
+    from kerndwd.engine.solvers.newton import line_search
+
+    fake = _Quadratic(c)
+    found = line_search(fake, None, None, 0.0, -2.0 * c, 0.0, 0.0, 0.0, 0.0)
+    np.testing.assert_allclose(fake.trials, trials, rtol=1e-9, atol=0)
+    t, value, pen = found
+    assert t == fake.trials[-1] and value == pytest.approx((t - c) ** 2 - c ** 2, rel=1e-12) and pen == 0.0
+    assert value <= -1e-4 * 2.0 * c * t or 2.0 * (t - c) <= -1e-4 * 2.0 * c
+
+
+def test_the_line_search_caps_each_trial_below_the_last_and_adds_the_penalty():
+    """Where the secant points past the last trial (``phi'`` steep only near
+    ``t = 1``), the next trial is capped at 0.9 of the first and 0.5 of a later
+    one; the penalty ``pen0 + 2 t pen1 + t^2 pen2`` enters value and slope."""
+    from kerndwd.engine.solvers.newton import line_search
+
+    class Kink:  # phi' = -1 up to t = 0.001, then 0.11: phi(1) above phi(0), phi'(1) small
+        trials = []
+
+        def along(self, f, df, t):
+            self.trials.append(t)
+            return (-t, -1.0) if t < 1e-3 else (-1e-3 + 0.11 * (t - 1e-3), 0.11)
+
+    fake = Kink()
+    t, value, pen = line_search(fake, None, None, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0)
+    ratios = np.array(fake.trials[1:]) / np.array(fake.trials[:-1])
+    assert fake.trials[:3] == [1.0, 0.9, 0.45] and np.allclose(ratios[1:], 0.5, rtol=1e-12, atol=0)
+    assert t == fake.trials[-1] and 1e-3 < t <= 0.0101 and fake.trials[-2] > 0.0101
+    # lambda 0.5 and a penalty 1 + 2 t (0.25) + t^2: phi'(t) = 2 (t - 0.3) + 0.25 + t, so the secant from
+    # t = 1 lands on the root of 3 t - 0.35 = ARMIJO phi'(0), with phi'(0) = -0.35
+    t, value, pen = line_search(_Quadratic(0.3), None, None, 0.5, -0.35, 0.5, 1.0, 0.25, 1.0)
+    assert t == pytest.approx((0.35 - 0.35e-4) / 3.0, rel=1e-9)
+    assert pen == pytest.approx(1.0 + 0.5 * t + t * t, rel=1e-12)
+    assert value == pytest.approx((t - 0.3) ** 2 - 0.09 + 0.5 * pen, rel=1e-12)
+
+
+@pytest.mark.parametrize("q", [0.5, 1.0, 3.0])
+def test_the_curvature_bound_is_the_largest_curvature_a_row_can_take(q):
+    """The bound Newton hands its system (which directions it solves densely
+    depends on it): every ``d_i = w_i V_q''(y_i f_i) / n`` lies below it, and a
+    row of the largest weight just past the knot ``q / (q + 1)`` reaches it."""
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers.template import SOLVERS
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    w = rng.uniform(0.2, 3.0, 40)
+    problem = Problem.from_arrays(X, y, [0.1], q=q, weights=w, stop="kkt", method="newton")
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    objective = Objective(maj.form, problem.y, maj.loss)
+    bound = SOLVERS["newton"](maj, problem, objective).curvature_bound
+    margins = np.concatenate((rng.uniform(-2.0, 4.0, 39), [q / (q + 1.0) * (1.0 + 1e-9)]))
+    top = np.argmax(maj.loss.weights)
+    margins[[top, -1]] = margins[[-1, top]]  # the knot at the row of largest weight
+    _, d = objective.derivatives_and_curvatures(y * margins)
+    assert (d / 40 <= bound * (1 + 1e-12)).all() and d[top] / 40 >= bound * (1 - 1e-6)
