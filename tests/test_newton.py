@@ -544,3 +544,89 @@ def test_the_curvature_bound_is_the_largest_curvature_a_row_can_take(q):
     margins[[top, -1]] = margins[[-1, top]]  # the knot at the row of largest weight
     _, d = objective.derivatives_and_curvatures(y * margins)
     assert (d / 40 <= bound * (1 + 1e-12)).all() and d[top] / 40 >= bound * (1 - 1e-6)
+
+
+#: Newton iterations to ||grad F|| <= 1e-10 along each R fixture's path, as
+#: counted when this test was written (1233 in all).
+NEWTON_ITERATIONS = {
+    "linear_q1": 48, "linear_q0.5": 50, "linear_q2.5": 43, "linear_q4": 50, "linear_q8": 54,
+    "linear_unsorted_lambda": 27, "linear_n_lt_p": 55, "linear_n_eq_p": 50, "rbf_sigma0.5_q1": 47,
+    "rbf_sigma2_q1": 54, "rbf_sigma1_q0.5": 50, "rbf_sigma1_q4": 68, "polydot": 55, "laplacedot": 52,
+    "besseldot": 58, "anovadot": 57, "splinedot": 54, "weighted_linear_q1": 47, "weighted_linear_q2": 48,
+    "weighted_rbf_q1": 61, "weighted_rbf_q2": 74, "maxit5_linear": 42, "maxit_first_lambda": 42,
+    "maxit_mid_path_rbf": 47}
+
+
+def test_newton_s_work_on_the_r_fixtures_stays_at_its_recorded_count():
+    """The work, not only the answer: a damping, metric or line search gone
+    wrong still reaches the optimum, in more iterations.  Each fixture's path
+    stays within a quarter (plus two) of its recorded count, and the total
+    within 15 % either way (iteration counts may move by one here and there
+    with the rounding of another CPU's BLAS)."""
+    from kerndwd.kernels import kernel_from_spec
+    from reference.fixtures import fixture_names, load_fixture
+
+    counts = {}
+    for name in fixture_names("kerndwd_fit"):
+        d = load_fixture(name)
+        lam = np.sort(np.asarray(d["lambda"], dtype=float))[::-1]
+        path = kerndwd.fit(d["x"], d["y"], lam, kern=kernel_from_spec(d["kernel"]), qval=d["qval"], wt=d["wt"],
+                           eps=1e-10, stop="kkt", method="newton", maxit=10**4)
+        assert path.jerr == 0 and (path.kkt <= 1e-10).all()
+        counts[name] = int(path.npass.sum())
+    assert set(counts) == set(NEWTON_ITERATIONS)
+    over = {k: (v, NEWTON_ITERATIONS[k]) for k, v in counts.items() if v > 1.25 * NEWTON_ITERATIONS[k] + 2}
+    assert not over, over
+    total = sum(counts.values())
+    assert 0.85 * 1233 <= total <= 1.15 * 1233, total
+
+
+def test_the_callback_sees_each_newton_step_with_its_lambda_and_kind():
+    """Every accepted Newton step reaches the callback as ``Step(l, lam, "newton", f,
+    iteration)``, with the running decision values those of the coefficients,
+    and one step per counted iteration."""
+    from kerndwd.engine import fit_path
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((50, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(50) > 0, 1.0, -1.0)
+    lams = [1.0, 0.1, 0.01]
+    problem = Problem.from_arrays(X, y, lams, stop="kkt", eps=1e-9, method="newton")
+    steps, gaps = [], []
+
+    def seen(step):  # the step's coefficients are the iteration's now: read them as it arrives
+        steps.append(step)
+        f = step.alpha[0] + X @ step.alpha[1:]
+        gaps.append(np.abs(step.f - f).max() / max(1.0, np.abs(f).max()))
+
+    result, maj = fit_path(problem, callback=seen)
+    assert result.solvers == ("newton",) and len(steps) == int(result.npass.sum())
+    assert [s.kind for s in steps] == ["newton"] * len(steps)
+    assert [s.l for s in steps] == [l for l, k in enumerate(result.npass) for _ in range(k)]
+    assert [s.lam for s in steps] == [lams[s.l] for s in steps]
+    assert max(gaps) <= 1e-10
+
+
+def test_newton_hands_over_after_the_stall_limit_of_iterations_without_progress(monkeypatch):
+    """At an ``eps`` below what rounding allows, Newton stops after
+    ``STALL_LIMIT`` consecutive iterations without progress: halving the limit
+    saves exactly that many iterations, and the stall is reported as such."""
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers import newton as newton_module
+    from kerndwd.engine.solvers.template import SOLVERS, STALLED
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-300, method="newton")
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+
+    def passes_to_stall(limit):
+        monkeypatch.setattr(newton_module, "STALL_LIMIT", limit)
+        it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
+        it.reset()
+        status, passes = it.run(0, 0.1, 1000, None)
+        assert status == STALLED
+        return passes
+
+    assert passes_to_stall(8) - passes_to_stall(4) == 4
