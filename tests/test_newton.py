@@ -630,3 +630,34 @@ def test_newton_hands_over_after_the_stall_limit_of_iterations_without_progress(
         return passes
 
     assert passes_to_stall(8) - passes_to_stall(4) == 4
+
+
+def test_newton_reports_a_non_finite_objective_or_curvature_as_divergence():
+    """A non-finite ``F`` at the start, or a curvature that overflows while the
+    direction is solved, ends the run as diverged, at the point it was at."""
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers.template import DIVERGED_STATUS, SOLVERS
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-9, method="newton")
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+
+    class NonFinite(Objective):
+        def value(self, f, penalty, lam):
+            return np.inf
+
+    it = SOLVERS["newton"](maj, problem, NonFinite(maj.form, problem.y, maj.loss))
+    it.reset()
+    assert it.run(0, 0.1, 100, None) == (DIVERGED_STATUS, 0)
+    assert not it.alpha().any()
+
+    def overflowing(*args, **kwargs):
+        raise FloatingPointError("overflow")
+
+    it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
+    it.reset()
+    it.system.direction = overflowing  # this iteration's own system
+    assert it.run(0, 0.1, 100, None) == (DIVERGED_STATUS, 1)
+    assert not it.alpha().any()
