@@ -481,6 +481,7 @@ class _Quadratic:
     (0.3, [1.0, 0.3 - 1e-4 * 0.3]),  # the secant of phi' from t = 1 lands on the root of phi' - ARMIJO phi'(0)
     (1e-6, [1.0, 0.01, 1e-4, 1e-6]),  # each trial at least 1/100 of the last, until the root is reached
     (0.7, [1.0]),  # phi(1) < phi(0): the full step passes Armijo's test
+    (0.5, [1.0, 0.5 - 1e-4 * 0.5]),  # phi(1) = phi(0): no decrease, so not accepted
 ])
 def test_the_line_search_follows_the_secant_of_phi_prime_within_its_bounds(c, trials):
     """The trial lengths of the backtracking as documented (Armijo's constant
@@ -661,3 +662,32 @@ def test_newton_reports_a_non_finite_objective_or_curvature_as_divergence():
     it.system.direction = overflowing  # this iteration's own system
     assert it.run(0, 0.1, 100, None) == (DIVERGED_STATUS, 1)
     assert not it.alpha().any()
+
+
+def test_a_direction_that_does_not_descend_is_never_taken_and_newton_stalls():
+    """Where the direction does not lower ``F`` (an ascent direction here), no
+    line search is tried and the point does not move; the first iteration
+    counts as progress (the gradient norm is the best seen), and after
+    ``STALL_LIMIT`` more Newton reports the stall (the template then hands
+    the lambda to MM)."""
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers.newton import STALL_LIMIT
+    from kerndwd.engine.solvers.template import SOLVERS, STALLED
+
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-9, method="newton")
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
+    it.reset()
+    system = it.system
+
+    def ascent(x, g, d, lam, mu, rtol, z=None):
+        step = 10.0 * g  # slope g'step = 10 |g|^2 > 1
+        return step, system.decision(step)
+
+    system.direction = ascent
+    steps = []
+    assert it.run(0, 0.1, 100, steps.append) == (STALLED, STALL_LIMIT + 1)
+    assert len(steps) == STALL_LIMIT and not any(s.f.any() for s in steps) and not it.alpha().any()

@@ -108,9 +108,11 @@ def line_search(objective, f, df, F, slope, lam, pen0, pen1, pen2):
         deriv = data_slope + 2.0 * lam * (pen1 + t * pen2)
         if value <= F + target * t or deriv <= target:
             return t, value, pen
-        # phi' is nondecreasing: the root of phi' - target lies in (0, t); after the
-        # first trial each one at least halves t, so MAX_BACKTRACK trials reach any length
-        guess = t * (target - slope) / (deriv - slope) if deriv > slope else 0.5 * t
+        # here deriv > target > slope (slope < 0): phi' is nondecreasing, so the root of
+        # phi' - target lies in (0, t), where the secant from (0, slope) to (t, deriv) puts
+        # the next trial; after the first each one at least halves t, so MAX_BACKTRACK
+        # trials reach any length
+        guess = t * (target - slope) / (deriv - slope)
         t = min(max(guess, 0.01 * t), (0.9 if t == 1.0 else 0.5) * t)
     return None
 
