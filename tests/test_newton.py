@@ -444,21 +444,30 @@ def test_a_spent_max_iter_keeps_a_last_iterate_better_than_zero(weighted):
     assert est.kkt_[0] > 1e-10  # it really is unfinished
 
 
+def _newton_at(seed, n, eps, objective=None):
+    """A Newton iteration, reset to zero, on ``n`` rows of a linear problem drawn from
+    ``seed`` at lambda 0.1 (``objective``: the Objective class it evaluates with)."""
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers.template import SOLVERS
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=eps, method="newton")
+    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    it = SOLVERS["newton"](maj, problem, (objective or Objective)(maj.form, problem.y, maj.loss))
+    it.reset()
+    return it
+
+
 def test_after_a_refresh_newton_takes_a_step_before_it_reports_convergence():
     """The template refreshes an iteration whose running gradient met the test
     when the recomputed one did not; the next run must move at least once
     (else it would report the same point again), even where its own test is
     met at once, and a run after a plain reset may stop without a step."""
-    from kerndwd.engine.objective import Objective
-    from kerndwd.engine.solvers.template import CONVERGED, SOLVERS
+    from kerndwd.engine.solvers.template import CONVERGED
 
-    rng = np.random.default_rng(3)
-    X = rng.standard_normal((30, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e6, method="newton")  # met everywhere
-    maj = build_majoriser(problem, FactorCache(X, problem.kern))
-    it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
-    it.reset()
+    it = _newton_at(3, 30, eps=1e6)  # the test is met everywhere
     assert it.run(0, 0.1, 100, None) == (CONVERGED, 0)
     it.refresh(np.zeros(30))
     status, passes = it.run(0, 0.1, 100, None)
@@ -612,21 +621,12 @@ def test_newton_hands_over_after_the_stall_limit_of_iterations_without_progress(
     """At an ``eps`` below what rounding allows, Newton stops after
     ``STALL_LIMIT`` consecutive iterations without progress: halving the limit
     saves exactly that many iterations, and the stall is reported as such."""
-    from kerndwd.engine.objective import Objective
     from kerndwd.engine.solvers import newton as newton_module
-    from kerndwd.engine.solvers.template import SOLVERS, STALLED
-
-    rng = np.random.default_rng(6)
-    X = rng.standard_normal((40, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-300, method="newton")
-    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    from kerndwd.engine.solvers.template import STALLED
 
     def passes_to_stall(limit):
         monkeypatch.setattr(newton_module, "STALL_LIMIT", limit)
-        it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
-        it.reset()
-        status, passes = it.run(0, 0.1, 1000, None)
+        status, passes = _newton_at(6, 40, eps=1e-300).run(0, 0.1, 1000, None)
         assert status == STALLED
         return passes
 
@@ -637,28 +637,20 @@ def test_newton_reports_a_non_finite_objective_or_curvature_as_divergence():
     """A non-finite ``F`` at the start, or a curvature that overflows while the
     direction is solved, ends the run as diverged, at the point it was at."""
     from kerndwd.engine.objective import Objective
-    from kerndwd.engine.solvers.template import DIVERGED_STATUS, SOLVERS
-
-    rng = np.random.default_rng(7)
-    X = rng.standard_normal((30, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-9, method="newton")
-    maj = build_majoriser(problem, FactorCache(X, problem.kern))
+    from kerndwd.engine.solvers.template import DIVERGED_STATUS
 
     class NonFinite(Objective):
         def value(self, f, penalty, lam):
             return np.inf
 
-    it = SOLVERS["newton"](maj, problem, NonFinite(maj.form, problem.y, maj.loss))
-    it.reset()
+    it = _newton_at(7, 30, eps=1e-9, objective=NonFinite)
     assert it.run(0, 0.1, 100, None) == (DIVERGED_STATUS, 0)
     assert not it.alpha().any()
 
     def overflowing(*args, **kwargs):
         raise FloatingPointError("overflow")
 
-    it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
-    it.reset()
+    it = _newton_at(7, 30, eps=1e-9)
     it.system.direction = overflowing  # this iteration's own system
     assert it.run(0, 0.1, 100, None) == (DIVERGED_STATUS, 1)
     assert not it.alpha().any()
@@ -670,17 +662,10 @@ def test_a_direction_that_does_not_descend_is_never_taken_and_newton_stalls():
     counts as progress (the gradient norm is the best seen), and after
     ``STALL_LIMIT`` more Newton reports the stall (the template then hands
     the lambda to MM)."""
-    from kerndwd.engine.objective import Objective
     from kerndwd.engine.solvers.newton import STALL_LIMIT
-    from kerndwd.engine.solvers.template import SOLVERS, STALLED
+    from kerndwd.engine.solvers.template import STALLED
 
-    rng = np.random.default_rng(8)
-    X = rng.standard_normal((30, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=1e-9, method="newton")
-    maj = build_majoriser(problem, FactorCache(X, problem.kern))
-    it = SOLVERS["newton"](maj, problem, Objective(maj.form, problem.y, maj.loss))
-    it.reset()
+    it = _newton_at(8, 30, eps=1e-9)
     system = it.system
 
     def ascent(x, g, d, lam, mu, rtol, z=None):
