@@ -96,8 +96,9 @@ def test_the_rows_stay_on_the_workers_until_the_first_prediction(client, monkeyp
 
     def counting_gather(self, handles):
         values = gather(self, handles)
-        for v in values:  # a block's task returns a tuple of arrays (its Gram partials None after the first sweep)
-            received.extend(np.asarray(part) for part in (v if isinstance(v, tuple) else (v,)) if part is not None)
+        def flat(v):  # a block's task returns arrays in tuples (its first-sweep parts None later)
+            return [a for part in v for a in flat(part)] if isinstance(v, tuple) else [] if v is None else [v]
+        received.extend(np.asarray(a) for v in values for a in flat(v))
         return values
 
     def counting_rows(X):

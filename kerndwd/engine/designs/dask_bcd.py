@@ -14,7 +14,7 @@ floating-point sums.  Everything with ``n`` entries stays on the workers:
   together on the cluster once per fit (each chunk cuts its part, one task
   joins them: :meth:`~kerndwd.engine.row_chunks.RowChunks.take`), and the workers pass them among
   themselves (Dask fetches a task's inputs from any worker holding a copy);
-  the client keeps only the handles, and ``K_II`` (formed on a worker, once);
+  the client keeps only the handles;
 * for the block ``I`` the client has ``X_I`` copied to every worker by a
   broadcast tree (:meth:`~kerndwd.engine.row_chunks.RowChunks.broadcast`), and sends every chunk the
   previous block's move (``2 b + 1`` numbers) with the handle of ``X_I``;
@@ -22,8 +22,9 @@ floating-point sums.  Everything with ``n`` entries stays on the workers:
   previous block, kept from its last task), forms ``K_cI = k(X_c, X_I)``
   where it lives and returns ``sum(z_c)``, ``K_cI' [r0_c, r_c]`` and its rows
   of ``r`` in ``I``: ``3 b + 1`` numbers at most, plus, on the first sweep
-  only, its ``(b + 1)^2`` partial sums of the block's Gram matrix, which the
-  client keeps for every later sweep and lambda;
+  only, its ``(b + 1)^2`` partial sums of the block's Gram matrix and its
+  rows of ``K_II`` (read off ``K_cI``), which the client keeps for every later
+  sweep and lambda;
 * the client adds the partials, solves the ``(b + 1)`` system and sends the
   move with the next block.
 
@@ -66,10 +67,6 @@ from ..predictors import KernelPredictor
 from ..row_chunks import RowChunks, gather_rows
 
 __all__ = ["check_kernel_on_chunks", "ChunkState", "DaskKernelForm", "DaskBlockCoordinateKernel"]
-
-
-def _self_kernel(kern, rows):
-    return kern(rows, rows)
 
 
 def check_kernel_on_chunks(chunks, kern):
@@ -191,8 +188,9 @@ def _apply(state, pending):
 
 def _block(state, pending, XI, block, with_gram):
     """One block on the chunk: apply ``pending``, form ``K_cI``, and return
-    ``([sum(z), K_cI' r0, K_cI' r], the chunk's rows of r in I, its Gram
-    partial sums or None)``."""
+    ``([sum(z), K_cI' r0, K_cI' r], the chunk's rows of r in I, None)``; with
+    ``with_gram`` the last is ``(its Gram partial sums, its rows of K_cI in
+    I)``: the client's ``K_II``, as the in-memory sweep reads it off its columns."""
     _apply(state, pending)
     residual = state.z_now + state.two_n_lam * (state.alpha + state.step)
     columns = _cross_kernel(state.kern, state.X, XI, state.columns if state.columns is not None
@@ -201,8 +199,9 @@ def _block(state, pending, XI, block, with_gram):
     rows, positions = state.local(block)
     state.d[rows] = residual[rows] / -state.two_n_lam
     state.columns, state.columns_rows = columns, (rows, positions)
-    gram = bordered_gram(columns, state.w) if with_gram else None  # the in-memory sweep's, on the chunk's rows
-    return np.concatenate(([state.z_now.sum()], products[:, 0], products[:, 1])), residual[rows], gram
+    # the in-memory sweep's Gram, on the chunk's rows, and its rows of K_II
+    firsts = (bordered_gram(columns, state.w), columns[rows]) if with_gram else None
+    return np.concatenate(([state.z_now.sum()], products[:, 0], products[:, 1])), residual[rows], firsts
 
 
 def _finish(state, pending):
@@ -349,14 +348,6 @@ class DaskBlockCoordinateKernel(Majoriser):
             self._block_rows = [self.chunks.take(block) for block in self.blocks]
         return self._block_rows
 
-    def _block_kernel(self, k):
-        """``K_II`` of block ``k`` (``b x b``), formed on a worker and kept on the
-        client for every lambda."""
-        if self._block_kernels[k] is None:
-            chunks = self.chunks
-            self._block_kernels[k] = chunks.gather([chunks.anywhere(_self_kernel, self.kern, self.block_rows()[k])])[0]
-        return self._block_kernels[k]
-
     def start(self, alpha=None):
         self._directions = None  # a new path: forget the last sweep's directions
         return super().start(alpha)
@@ -418,7 +409,7 @@ class DaskBlockCoordinateKernel(Majoriser):
         def solver(k, gram):
             if solvers[k] is None:
                 P = gram.copy()
-                P[1:, 1:] += c * self._block_kernel(k)  # the penalty's curvature: (2 n lambda / M) K_II
+                P[1:, 1:] += c * self._block_kernels[k]  # the penalty's curvature: (2 n lambda / M) K_II
                 solvers[k] = spd_solver(P)
             return solvers[k]
 
@@ -446,10 +437,11 @@ class DaskBlockCoordinateKernel(Majoriser):
                 sums = np.sum([o[0] for o in outs], axis=0)
                 b = len(block)
                 KIr0, KIr = sums[1:1 + b], sums[1 + b:]
-                if first:
-                    gram = np.sum([o[2] for o in outs], axis=0)
+                if first:  # kept for every later sweep and lambda
+                    gram = np.sum([o[2][0] for o in outs], axis=0)
                     gram[np.diag_indices(b + 1)] += self.gam
                     self._grams[k] = gram
+                    self._block_kernels[k] = np.concatenate([o[2][1] for o in outs])  # chunks in row order
                 grad_sq += (KIr0 @ KIr0) / (n * n)
                 rhs = np.empty(b + 1)
                 rhs[0] = sums[0]
