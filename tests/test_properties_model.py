@@ -130,19 +130,40 @@ def indefinite_beyond_rounding(kern, X):
     return bool(e[0] < -X.shape[0] * np.finfo(float).eps * np.abs(e).max())
 
 
-def assert_same_function(p1, p2, X, kern, tol=F_TOL):
+def certified_slack(path, X, y, lam, wt=None):
+    """How far the decision values on ``X`` of a fit certified by ``||grad F||
+    <= kkt`` may sit from the optimum's: ``||Z H^+||_2 kkt`` with ``H`` the
+    Hessian of ``F`` at the fit in its coordinates ``(b0, theta)``, ``Z = [1,
+    B]`` (``B = X`` for a linear fit, ``K`` for a kernel one).  Rows whose
+    margins lie on the linear piece of ``V_q`` add no curvature, and far beyond
+    the knot (``q = 100``, margins of 1.3) ``V_q''`` is below 1e-10: there the
+    certificate pins ``f`` only loosely, however unique the optimum; elsewhere
+    the slack is of the order of ``kkt``."""
+    X = np.asarray(X, dtype=float)
+    n = len(y)
+    _, d2 = loss_derivs_and_curvatures(y * link(path, X), path.qval)
+    w = np.ones(n) if wt is None else np.asarray(wt, dtype=float)
+    B = X if path.is_linear else path.kern(X)
+    Z = np.hstack([np.ones((n, 1)), B])
+    H = Z.T @ ((w * d2 / n)[:, None] * Z)
+    H[1:, 1:] += 2.0 * lam * (np.eye(B.shape[1]) if path.is_linear else B)
+    return float(np.linalg.norm(Z @ np.linalg.pinv(H, rcond=1e-15, hermitian=True), 2)) * float(path.kkt[0])
+
+
+def assert_same_function(p1, p2, X, kern, tol=F_TOL, slack=0.0):
     """Two one-column fits of problems with one optimum agree on the training
     rows and, where F is convex (the computed K semi-definite to rounding, see
-    :func:`indefinite_beyond_rounding`), also off them."""
-    assert_same_f(link(p1, X), link(p2, X), tol)
+    :func:`indefinite_beyond_rounding`), also off them; ``slack``: how far the
+    certificates leave the decision values apart (:func:`certified_slack`)."""
+    assert_same_f(link(p1, X), link(p2, X), tol, slack)
     if not indefinite_beyond_rounding(kern, X):
         newx = X[:3] * 0.5 + 0.1
-        assert_same_f(link(p1, newx), link(p2, newx), tol)
+        assert_same_f(link(p1, newx), link(p2, newx), tol, slack)
 
 
-def assert_same_f(f1, f2, tol=F_TOL):
+def assert_same_f(f1, f2, tol=F_TOL, slack=0.0):
     scale = max(1.0, float(np.abs(f2).max()))
-    assert np.abs(f1 - f2).max() <= tol * scale, np.abs(f1 - f2).max()
+    assert np.abs(f1 - f2).max() <= tol * scale + slack, np.abs(f1 - f2).max()
 
 
 # ---------------------------------------------------------------------------
@@ -409,6 +430,10 @@ def check_duplicated_row(X, y, q, lam, kern, k):
     # indefinite_beyond_rounding): the fits agree on the training rows, and differ by 2e-5 off them
     data_xy=(np.array([[1e-5], [1.0]] + [[0.0]] * 5), np.array([1.0, 1, -1, -1, -1, -1, -1])),
     q=1.0, lam=0.1, kern=kerndwd.laplacedot(1.0), c=6.0, data=None)
+@example(  # found by the randomized CI step: at q = 100 the 16 rows beyond the knot (margins 1.3) have
+    # V_q'' below 1e-10 and the two on the linear piece balance: the certificate pins f only loosely
+    data_xy=(np.array([[0.5, 1.0]] + [[1.0, 1.0]] * 16 + [[0.0, 1.0]]), np.array([-1.0] * 17 + [1.0])),
+    q=100.0, lam=0.03162277660168379, kern=kerndwd.vanilladot(), c=2.0, data=None)
 def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
     """``(1/n) sum c w_i V_q + lambda ||f||^2 = c [(1/n) sum w_i V_q + (lambda/c) ||f||^2]``:
     weights ``c w`` at penalty ``lambda`` give the same fit as weights ``w`` at
@@ -422,7 +447,8 @@ def test_weight_scaling_equals_lambda_scaling(data_xy, q, lam, kern, c, data):
         w[y > 0] *= 2.0  # make the classes' total weights differ (unique optimum)
     p1 = fit_converged(X, y, lam, kern, q, wt=c * w)
     p2 = fit_converged(X, y, lam / c, kern, q, wt=w)
-    assert_same_function(p1, p2, X, kern)
+    slack = certified_slack(p1, X, y, lam, c * w) + certified_slack(p2, X, y, lam / c, w)
+    assert_same_function(p1, p2, X, kern, slack=slack)
     assert abs(p1.objective[0] - c * p2.objective[0]) <= 1e-9 * p1.objective[0]
 
 
