@@ -444,16 +444,17 @@ def test_a_spent_max_iter_keeps_a_last_iterate_better_than_zero(weighted):
     assert est.kkt_[0] > 1e-10  # it really is unfinished
 
 
-def _newton_at(seed, n, eps, objective=None):
-    """A Newton iteration, reset to zero, on ``n`` rows of a linear problem drawn from
-    ``seed`` at lambda 0.1 (``objective``: the Objective class it evaluates with)."""
+def _newton_at(seed, n, eps, objective=None, kern=None, repeat=1):
+    """A Newton iteration, reset to zero, on ``n`` rows of a problem drawn from
+    ``seed`` at lambda 0.1 (``objective``: the Objective class it evaluates with;
+    ``kern``: its kernel, linear by default; ``repeat``: each row that many times)."""
     from kerndwd.engine.objective import Objective
     from kerndwd.engine.solvers.template import SOLVERS
 
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
+    X = np.repeat(rng.standard_normal((n // repeat, 2)), repeat, axis=0)
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=eps, method="newton")
+    problem = Problem.from_arrays(X, y, [0.1], stop="kkt", eps=eps, method="newton", kern=kern)
     maj = build_majoriser(problem, FactorCache(X, problem.kern))
     it = SOLVERS["newton"](maj, problem, (objective or Objective)(maj.form, problem.y, maj.loss))
     it.reset()
@@ -676,3 +677,129 @@ def test_a_direction_that_does_not_descend_is_never_taken_and_newton_stalls():
     steps = []
     assert it.run(0, 0.1, 100, steps.append) == (STALLED, STALL_LIMIT + 1)
     assert len(steps) == STALL_LIMIT and not any(s.f.any() for s in steps) and not it.alpha().any()
+
+
+@pytest.mark.parametrize("kind", ["linear", "kernel"])
+def test_the_damping_is_the_gradient_norm_in_the_majorisers_metric_adapted_by_step(kind, monkeypatch):
+    """Each direction is asked with ``mu = min(1, c nu)``, ``nu^2 = sum_j g_j^2 /
+    P_j`` over the ``j`` with ``P_j > 0``, ``P`` the majoriser's data scale plus
+    ``2 lambda max(pen, 0)`` (module docstring); ``c`` then shrinks by
+    ``LM_SHRINK`` after a full step and grows by ``LM_GROW`` after a shortened
+    one, within ``[LM_MIN, LM_MAX]``.  The kernel case has rows repeated three
+    times, so that ``K`` has null directions (``P_j = 0`` or ``pen_j < 0`` by
+    rounding) the metric must leave out."""
+    from kerndwd.engine.solvers import newton as nt
+
+    kern = kerndwd.rbfdot(0.5) if kind == "kernel" else None
+    it = _newton_at(11, 60, eps=1e-12, kern=kern, repeat=3 if kind == "kernel" else 1)
+    system = it.system
+    real_direction, real_search = system.direction, nt.line_search
+    asked, lengths, dampings = [], [], []
+
+    def direction(x, g, d, lam, mu, rtol, z=None):
+        metric = system.scale.copy()
+        metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
+        live = metric > 0.0
+        nu = np.sqrt(np.sum(g[live] ** 2 / metric[live]))
+        asked.append((mu, min(1.0, it.damping * nu), it.damping))
+        return real_direction(x, g, d, lam, mu, rtol, z=z)
+
+    def search(*args):
+        found = real_search(*args)
+        lengths.append(None if found is None else found[0])
+        return found
+
+    system.direction = direction
+    monkeypatch.setattr(nt, "line_search", search)
+    it.damping = 50.0  # near the cap, so that a shortened step meets it
+    status, passes = it.run(0, 0.1, 200, lambda step: dampings.append(it.damping))
+    assert status == nt.CONVERGED and passes == len(asked) == len(lengths) >= 3
+    if kind == "linear":  # a penalty weight below zero (an indefinite kernel's diagonal) adds nothing
+        it.reset()
+        system.pen = np.array([-0.5, 1.0])
+        it.run(0, 0.1, 0, None)
+        assert asked[-1][0] == pytest.approx(asked[-1][1], rel=1e-12)
+    if kind == "kernel":
+        assert (system.scale == 0.0).any() or (system.pen < 0.0).any()
+    for mu, expected, _ in asked:
+        assert mu == pytest.approx(expected, rel=1e-12, abs=1e-300)
+    assert any(mu == 1.0 for mu, _, _ in asked) and any(0.0 < mu < 1.0 for mu, _, _ in asked)
+    before = [c for _, _, c in asked]
+    for c, t, after in zip(before, lengths, dampings):
+        rule = max(c * nt.LM_SHRINK, nt.LM_MIN) if t == 1.0 else min(c * nt.LM_GROW, nt.LM_MAX)
+        assert after == rule
+    assert 1.0 in lengths  # the full step is the usual case
+
+
+def test_the_damping_stays_within_its_bounds(monkeypatch):
+    """``c`` never leaves ``[LM_MIN, LM_MAX]``: a full step from ``LM_MIN`` keeps it
+    at ``LM_MIN``, a shortened step from ``LM_MAX`` at ``LM_MAX`` (the line search's
+    length is set here, the rest of its answer kept)."""
+    from kerndwd.engine.solvers import newton as nt
+
+    real = nt.line_search
+    for start, length, expected in ((nt.LM_MIN, 1.0, nt.LM_MIN), (nt.LM_MAX, 0.5, nt.LM_MAX),
+                                    (0.5 * nt.LM_MAX, 0.5, nt.LM_MAX), (2.0 * nt.LM_MIN, 1.0, nt.LM_MIN)):
+        monkeypatch.setattr(nt, "line_search", lambda *a, t=length: (t,) + real(*a)[1:])
+        it = _newton_at(12, 40, eps=1e-12)
+        it.damping = start
+        seen = []
+        it.run(0, 0.1, 1, lambda step: seen.append(it.damping))
+        assert seen[0] == expected
+
+
+def test_stationary_moves_are_made_at_most_the_limit_per_run_and_reported():
+    """Where the system reports concave coordinates, the iteration moves them to
+    their stationary point before Newton steps, at most ``STATIONARY_LIMIT`` times
+    in one run, each move reaching the callback as a ``"stationary"`` step with
+    the moved decision values; the moves are not counted as iterations."""
+    from kerndwd.engine.solvers import newton as nt
+
+    it = _newton_at(13, 30, eps=1e-9)
+    system = it.system
+    calls, steps = [], []
+    shift = np.zeros(system.scale.size)
+    shift[0] = 0.01  # a move of the intercept
+
+    def stationary(x, z, g, lam, eps):
+        calls.append(1)
+        return x + shift, np.full(30, 0.01)
+
+    system.stationary = stationary
+    status, passes = it.run(0, 0.1, 500, steps.append)
+    kinds = [s.kind for s in steps]
+    assert len(calls) == nt.STATIONARY_LIMIT
+    assert kinds[:nt.STATIONARY_LIMIT] == ["stationary"] * nt.STATIONARY_LIMIT
+    assert "stationary" not in kinds[nt.STATIONARY_LIMIT:] and passes == len(kinds) - nt.STATIONARY_LIMIT
+    for k, s in enumerate(steps[:nt.STATIONARY_LIMIT]):
+        np.testing.assert_allclose(s.f, 0.01 * (k + 1), rtol=1e-12)
+    assert status == nt.CONVERGED
+
+
+@pytest.mark.parametrize("decrease, stalls", [(4.0, True), (16.0, False)])
+def test_progress_is_a_decrease_beyond_eight_roundings_of_f(decrease, stalls, monkeypatch):
+    """An iteration makes progress when it lowers ``F`` by more than
+    ``8 eps |F|`` or halves the smallest gradient norm seen.  With the line
+    search answering a zero length (the point, and so the gradient, stays) and a
+    value ``decrease`` roundings below ``F``: 4 is no progress, and the run
+    stalls after the first iteration (whose gradient is the best seen) and
+    ``STALL_LIMIT`` more; 16 is progress at every iteration, and the run ends on
+    its budget."""
+    from kerndwd.engine.solvers import newton as nt
+
+    eps = float(np.finfo(float).eps)
+    values = []
+
+    def search(objective, f, df, F, slope, lam, pen0, pen1, pen2):
+        values.append(F)
+        return 0.0, F * (1.0 - decrease * eps), pen0
+
+    monkeypatch.setattr(nt, "line_search", search)
+    it = _newton_at(14, 30, eps=1e-12)
+    status, passes = it.run(0, 0.1, 30, None)
+    if stalls:
+        assert (status, passes) == (nt.STALLED, nt.STALL_LIMIT + 1)
+    else:
+        assert (status, passes) == (nt.BUDGET, 31)
+    assert values[0] == 1.0 and np.all(np.diff(values) < 0)  # F is taken from the search
+    assert not it.alpha().any()
