@@ -773,18 +773,21 @@ def test_stationary_moves_are_made_at_most_the_limit_per_run_and_reported():
     assert "stationary" not in kinds[nt.STATIONARY_LIMIT:] and passes == len(kinds) - nt.STATIONARY_LIMIT
     for k, s in enumerate(steps[:nt.STATIONARY_LIMIT]):
         np.testing.assert_allclose(s.f, 0.01 * (k + 1), rtol=1e-12)
+        assert (s.l, s.lam) == (0, 0.1)
     assert status == nt.CONVERGED
 
 
 @pytest.mark.parametrize("decrease, stalls", [(4.0, True), (16.0, False)])
-def test_progress_is_a_decrease_beyond_eight_roundings_of_f(decrease, stalls, monkeypatch):
+@pytest.mark.parametrize("scale", [1.0, 3.0])
+def test_progress_is_a_decrease_beyond_eight_roundings_of_f(decrease, stalls, scale, monkeypatch):
     """An iteration makes progress when it lowers ``F`` by more than
     ``8 eps |F|`` or halves the smallest gradient norm seen.  With the line
     search answering a zero length (the point, and so the gradient, stays) and a
     value ``decrease`` roundings below ``F``: 4 is no progress, and the run
     stalls after the first iteration (whose gradient is the best seen) and
     ``STALL_LIMIT`` more; 16 is progress at every iteration, and the run ends on
-    its budget."""
+    its budget; the same with ``F`` three times larger."""
+    from kerndwd.engine.objective import Objective
     from kerndwd.engine.solvers import newton as nt
 
     eps = float(np.finfo(float).eps)
@@ -794,12 +797,16 @@ def test_progress_is_a_decrease_beyond_eight_roundings_of_f(decrease, stalls, mo
         values.append(F)
         return 0.0, F * (1.0 - decrease * eps), pen0
 
+    class Scaled(Objective):  # F times ``scale``: the threshold is relative to |F|
+        def value(self, f, penalty, lam):
+            return scale * super().value(f, penalty, lam)
+
     monkeypatch.setattr(nt, "line_search", search)
-    it = _newton_at(14, 30, eps=1e-12)
+    it = _newton_at(14, 30, eps=1e-12, objective=Scaled)
     status, passes = it.run(0, 0.1, 30, None)
     if stalls:
         assert (status, passes) == (nt.STALLED, nt.STALL_LIMIT + 1)
     else:
         assert (status, passes) == (nt.BUDGET, 31)
-    assert values[0] == 1.0 and np.all(np.diff(values) < 0)  # F is taken from the search
+    assert values[0] == scale and np.all(np.diff(values) < 0)  # F is taken from the search
     assert not it.alpha().any()

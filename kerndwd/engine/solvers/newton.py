@@ -152,7 +152,9 @@ class NewtonIteration(Iteration):
         system.set_lambda(lam, self.curvature_bound)
         metric = system.scale.copy()  # the diagonal of the majoriser's Hessian (divided by n)
         metric[1:] += 2.0 * lam * np.maximum(system.pen, 0.0)
-        inv_metric = np.divide(1.0, metric, out=np.zeros_like(metric), where=metric > 0.0)
+        live = metric > 0.0  # null directions of K (and an indefinite diagonal) carry no metric
+        inv_metric = np.zeros_like(metric)
+        inv_metric[live] = 1.0 / metric[live]
         x, f = self.coord, self.f
         pen = system.penalty(x, f)
         F = objective.value(f, pen, lam)
