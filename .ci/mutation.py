@@ -54,7 +54,9 @@ except ModuleNotFoundError:  # Python < 3.11
 
 ROOT = Path(__file__).resolve().parent.parent
 LEDGER = ROOT / "tests" / "mutants.toml"
-MUTMUT_VERSION = "3.3.1"
+# mutmut's command, installed beside this interpreter ("mutation" extra)
+MUTMUT = str(Path(sys.executable).with_name("mutmut")) if Path(sys.executable).with_name("mutmut").exists() \
+    else "mutmut"
 # mutmut stops a mutant after 15 (sum + 1) s of wall time and 30 (sum + 1) s
 # of CPU time, sum being the recorded durations of its tests: 0.15 of the
 # measured durations keeps every limit at twice a clean run of the tests under
@@ -201,7 +203,7 @@ def run_mutants(patterns, children, seconds, env):
     """mutmut run on the patterns, stopped (its results kept) after ``seconds``."""
     log_path = ROOT / "mutants" / "run.log"
     with open(log_path, "w") as out:
-        proc = subprocess.Popen(["mutmut", "run", "--max-children", str(children), *patterns],
+        proc = subprocess.Popen([MUTMUT, "run", "--max-children", str(children), *patterns],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
@@ -308,7 +310,7 @@ def stub(name, rel):
 
 
 def show(name):
-    out = subprocess.run(["mutmut", "show", name], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([MUTMUT, "show", name], cwd=ROOT, capture_output=True, text=True)
     return out.stdout.strip()
 
 
