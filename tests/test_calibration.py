@@ -11,6 +11,8 @@ the log-loss of ``P(+1 | f) = 1 / (1 + exp(a f + b))``; ``centred=True``
 fixes ``b = 0``.
 """
 
+import sys
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -183,3 +185,42 @@ def test_calibrated_probabilities_on_the_figure1_mixture_track_the_true_eta():
     assert len(gaps) >= 6  # the probabilities spread over the unit interval
     assert max(gaps) < 0.12
     assert np.average(gaps, weights=weights) < 0.05
+
+
+def test_the_estimators_sigmoid_pools_the_problems_and_drops_what_is_missing():
+    """``fit_heldout_platt`` is the centred fit of every problem's held-out values
+    pooled, NaN (rows a problem did not hold out) left out."""
+    from kerndwd.calibration import fit_heldout_platt
+
+    rng = np.random.default_rng(4)
+    f1, f2 = rng.standard_normal(30), rng.standard_normal(20)
+    y1 = np.where(f1 + 0.7 * rng.standard_normal(30) > 0, 1.0, -1.0)
+    y2 = np.where(f2 + 0.7 * rng.standard_normal(20) > 0, 1.0, -1.0)
+    f2[[3, 11]] = np.nan
+    a, b = fit_heldout_platt([f1, f2], [y1, y2])
+    keep = ~np.isnan(f2)
+    a_ref, b_ref = fit_platt(np.concatenate([f1, f2[keep]]), np.concatenate([y1, y2[keep]]), centred=True)
+    assert (a, b) == (a_ref, b_ref) and b == 0.0 and a < 0
+
+
+def test_a_held_out_slope_of_the_wrong_sign_is_returned_with_a_warning_at_the_caller():
+    from kerndwd.calibration import fit_heldout_platt
+
+    f = np.linspace(-2.0, 2.0, 40)
+    y = np.where(f < 0, 1.0, -1.0)  # the decision values point the wrong way
+    with pytest.warns(UserWarning, match=r"^Platt's sigmoid fitted to the held-out decision values has slope "
+                                         r"a = [0-9.e+]+ >= 0 \(probabilities would fall as the decision value "
+                                         r"rises\); predict_proba inverts the population minimiser \(4\.4\) "
+                                         r"instead$") as record:
+        line = sys._getframe().f_lineno + 1
+        a, b = fit_heldout_platt([f], [y])
+    assert a > 0 and b == 0.0
+    assert (record[0].filename, record[0].lineno) == (__file__, line)  # stacklevel 2: the caller's line
+
+    def caller():
+        return fit_heldout_platt([f], [y], stacklevel=3)
+
+    with pytest.warns(UserWarning) as record:
+        line = sys._getframe().f_lineno + 1
+        caller()
+    assert (record[0].filename, record[0].lineno) == (__file__, line)  # stacklevel 3: its caller's

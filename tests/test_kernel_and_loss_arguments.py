@@ -1,0 +1,146 @@
+"""The public kernel and loss functions at their edges.
+
+* Each kernel's defaults are kernlab's, and its spec round-trips.
+* Each bad argument is refused with a message that begins with the kernel's
+  name and the argument's (``besseldot: sigma must be ...``).
+* ``sigest`` refuses what it cannot use with messages that say why, works
+  from two rows, and reads boolean or integer rows as numbers.
+* ``dwd_loss``, ``dwd_loss_deriv`` and ``lipschitz`` stay finite (or exactly
+  ``+-inf``) without a floating-point warning at the extremes of ``u`` and
+  ``q``; ``population_minimizer`` refuses every ``eta`` outside ``(0, 1)``
+  and answers in double precision whatever the input's type.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+import kerndwd
+from kerndwd.kernels import kernel_from_spec, kernel_matrix, sigest
+from kerndwd.loss import dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
+
+#: kernlab's defaults (its help pages of rbfdot, laplacedot, polydot, besseldot and anovadot)
+KERNLAB_DEFAULTS = {
+    "vanilladot": {},
+    "rbfdot": {"sigma": 1.0},
+    "laplacedot": {"sigma": 1.0},
+    "polydot": {"degree": 1, "scale": 1.0, "offset": 1.0},
+    "besseldot": {"sigma": 1.0, "order": 1.0, "degree": 1},
+    "anovadot": {"sigma": 1.0, "degree": 1},
+    "splinedot": {},
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNLAB_DEFAULTS))
+def test_each_kernel_defaults_to_kernlabs_parameters_and_its_spec_round_trips(name):
+    kern = getattr(kerndwd, name)()
+    assert kern.to_spec() == {"name": name, **KERNLAB_DEFAULTS[name]}
+    assert kernel_from_spec(kern.to_spec()) == kern
+    X = np.random.default_rng(0).uniform(-1, 1, (6, 3))
+    np.testing.assert_array_equal(kernel_matrix(kernel_from_spec(kern.to_spec()), X), kernel_matrix(kern, X))
+
+
+#: (kernel, argument, a bad value, the error, what the message says of the value)
+BAD_ARGUMENTS = [
+    ("rbfdot", "sigma", 0.0, ValueError, "must be positive"),
+    ("rbfdot", "sigma", "1", TypeError, "must be a real number"),
+    ("laplacedot", "sigma", -1.0, ValueError, "must be positive"),
+    ("polydot", "degree", 0, ValueError, "must be at least 1"),
+    ("polydot", "degree", 1.5, TypeError, "must be an integer"),
+    ("polydot", "scale", 0.0, ValueError, "must be positive"),
+    ("polydot", "offset", -0.5, ValueError, "must be non-negative"),
+    ("besseldot", "sigma", 0.0, ValueError, "must be positive"),
+    ("besseldot", "order", -1.0, ValueError, "must be non-negative"),
+    ("besseldot", "degree", 0, ValueError, "must be at least 1"),
+    ("anovadot", "sigma", np.inf, ValueError, "must be positive"),
+    ("anovadot", "degree", 2.5, TypeError, "must be an integer"),
+]
+
+
+@pytest.mark.parametrize("kernel, argument, value, error, says", BAD_ARGUMENTS)
+def test_a_bad_kernel_argument_is_refused_naming_the_kernel_and_the_argument(kernel, argument, value, error,
+                                                                          says):
+    with pytest.raises(error, match=rf"^{kernel}: {argument} {says}"):
+        getattr(kerndwd, kernel)(**{argument: value})
+
+
+def test_kernel_matrix_refuses_what_is_not_a_kernel_naming_its_type():
+    with pytest.raises(TypeError, match=r"^kern must be a kernel from kerndwd\.kernels, got str$"):
+        kernel_matrix("rbfdot", np.eye(2))
+
+
+@pytest.mark.parametrize("x", [np.arange(5.0), np.zeros((1, 3)), np.zeros((2, 2, 2))])
+def test_sigest_needs_a_matrix_of_two_rows_or_more(x):
+    with pytest.raises(ValueError, match=r"^x must be a 2-D array with at least two rows$"):
+        sigest(x)
+
+
+def test_sigest_refuses_non_finite_rows():
+    with pytest.raises(ValueError, match=r"^x must not contain NaN or infinite values$"):
+        sigest(np.array([[0.0, 1.0], [np.nan, 2.0], [1.0, 1.0]]))
+
+
+def test_sigest_refuses_identical_rows_and_a_draw_of_equal_pairs_saying_which():
+    with pytest.raises(ValueError, match=r"^sigest: all rows of x are identical, so no distance is non-zero; "
+                                         r"give sigma explicitly$"):
+        sigest(np.ones((6, 2)), random_state=0)
+    X = np.array([[0.0, 0.0], [1.0, 2.0], [3.0, 3.0]])  # one pair drawn: seed 1 draws a row with itself
+    message = ("sigest: each of the 1 sampled pair(s) of rows has distance 0 (pairs are drawn with replacement, "
+               "so a row can be paired with itself), although x has distinct rows; give sigma explicitly or "
+               "another random_state")
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        sigest(X, random_state=1)
+
+
+def test_sigest_from_two_rows_is_the_inverse_squared_distance():
+    """Two rows give one pair; when it joins them (seed 1), both quantiles are
+    that pair's squared distance, 5 here."""
+    assert sigest(np.array([[0.0, 0.0], [1.0, 2.0]]), random_state=1) == pytest.approx(0.2, rel=1e-15)
+
+
+def test_sigest_reads_boolean_and_integer_rows_as_numbers():
+    rng = np.random.default_rng(2)
+    B = rng.random((40, 4)) < 0.5
+    expected = sigest(B.astype(float), random_state=3)
+    assert sigest(B, random_state=3) == expected
+    assert sigest(B.astype(np.int64), random_state=3) == expected
+    assert sigest(B.tolist(), random_state=3) == expected
+
+
+MARGINS = np.array([-np.inf, -1e300, -1.0, 0.0, 1e-300, 0.5, 0.9999, 1.0, 2.0, 1e10, 1e300, np.inf])
+
+
+@pytest.mark.parametrize("q", [1e-300, 1e-3, 1.0, 2.0, 100.0, 1e10, 1e300])
+def test_the_loss_and_its_derivative_raise_no_floating_point_error_at_extremes(q):
+    """No overflow, invalid operation or division by zero at any margin or q
+    (underflow to zero is the right answer far beyond the knot)."""
+    with np.errstate(all="raise", under="ignore"):
+        v = dwd_loss(MARGINS, q)
+        d = dwd_loss_deriv(MARGINS, q)
+    assert v[0] == np.inf and v[-1] == 0.0 and np.isfinite(v[1:]).all()
+    assert (v[1:] >= 0).all() and (np.diff(v) <= 0).all()  # non-increasing
+    assert np.isfinite(d).all() and (d >= -1.0).all() and (d <= 0.0).all()
+
+
+def test_lipschitz_beyond_1e100_is_q_without_overflow():
+    """``M = (q + 1)^2 / q = q + 2 + 1/q``: q itself in double precision beyond 1e100."""
+    with np.errstate(all="raise"):
+        assert lipschitz(1e200) == 1e200
+        assert lipschitz(1e300) == 1e300
+        assert lipschitz(1e100) == pytest.approx(1e100, rel=1e-15)
+    assert lipschitz(1.0) == 4.0 and lipschitz(2.0) == 4.5
+
+
+@pytest.mark.parametrize("eta", [0.0, 1.0, 1.5, -0.2, np.nan, [0.3, 1.0], [0.0, 0.5]])
+def test_population_minimizer_refuses_eta_outside_the_open_unit_interval(eta):
+    with pytest.raises(ValueError, match=r"^eta must lie strictly between 0 and 1$"):
+        population_minimizer(eta)
+
+
+def test_population_minimizer_answers_in_double_precision_for_single_precision_eta():
+    eta = np.array([0.1, 0.3, 0.5, 0.7, 0.9], dtype=np.float32)
+    f32 = population_minimizer(eta, q=2.0)
+    f64 = population_minimizer(eta.astype(np.float64), q=2.0)
+    assert f32.dtype == np.float64
+    np.testing.assert_array_equal(f32, f64)
