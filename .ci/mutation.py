@@ -3,7 +3,8 @@
     python3 .ci/mutation.py                      # the functions changed since HEAD~1
     python3 .ci/mutation.py --base main~5        # ... since another commit
     python3 .ci/mutation.py --modules kerndwd/engine/solvers/newton.py kerndwd/calibration.py
-    python3 .ci/mutation.py --report             # score the results already in mutants/
+    python3 .ci/mutation.py --rerun --modules kerndwd/calibration.py   # survivors again, after new tests
+    python3 .ci/mutation.py --report --modules ...   # score the results already in mutants/
 
 The scope is mutmut's (``[tool.mutmut]`` in ``pyproject.toml``): every module
 of ``kerndwd/engine/``, ``kerndwd/calibration.py``, ``kerndwd/kernels.py`` and
@@ -226,6 +227,61 @@ def run_mutants(patterns, children, seconds, env):
 # results and the ledger
 
 
+def read_meta():
+    """{source path: (exit code by mutant, source by function)} of mutants/; the
+    source of each mutated function (mutmut 3.3.1 records no hash of it) tells
+    which functions changed between two generations."""
+    import libcst as cst
+
+    out = {}
+    for meta in (ROOT / "mutants").rglob("*.py.meta"):
+        rel = meta.relative_to(ROOT / "mutants").as_posix()[: -len(".meta")]
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        sources = {}
+        module = cst.parse_module((ROOT / "mutants" / rel).read_text())
+        for node in module.body:
+            items = [node] if isinstance(node, cst.FunctionDef) else (
+                node.body.body if isinstance(node, cst.ClassDef) else [])
+            for item in items:
+                if isinstance(item, cst.FunctionDef) and item.name.value.endswith("__mutmut_orig"):
+                    sources[item.name.value[: -len("__mutmut_orig")]] = cst.Module([item]).code
+        out[rel] = (codes, sources)
+    return out
+
+
+def rerun_patterns(old, new, modules):
+    """The mutants to run again: every mutant of a function whose source changed
+    since ``old`` was recorded, and the survivors of the others."""
+    patterns = []
+    for rel in modules:
+        old_codes, old_sources = old.get(rel, ({}, {}))
+        codes, sources = new[rel]
+        for name in codes:
+            function = name.partition("__mutmut_")[0]
+            short = function.rpartition(".")[2]
+            if sources.get(short) != old_sources.get(short) or name not in old_codes:
+                patterns.append(function + "__mutmut_*")
+            elif old_codes[name] not in KILLED:
+                patterns.append(name)
+    return sorted(set(patterns))
+
+
+def merge_old_results(old, modules):
+    """Put back the results of ``old`` for the mutants of unchanged functions that
+    this run left unchecked (mutmut forgets them when it regenerates)."""
+    new = read_meta()
+    for rel in modules:
+        meta = ROOT / "mutants" / (rel + ".meta")
+        data = json.loads(meta.read_text())
+        old_codes, old_sources = old.get(rel, ({}, {}))
+        sources = new[rel][1]
+        for name, code in data["exit_code_by_key"].items():
+            short = name.partition("__mutmut_")[0].rpartition(".")[2]
+            if code is None and name in old_codes and sources.get(short) == old_sources.get(short):
+                data["exit_code_by_key"][name] = old_codes[name]
+        meta.write_text(json.dumps(data, indent=4))
+
+
 def results():
     """{mutant name: exit code} of every mutant in mutants/, and its source file."""
     out = {}
@@ -323,6 +379,10 @@ def main(argv=None):
     parser.add_argument("--minutes", type=float, default=10.0,
                         help="the time for all steps; mutants not reached stay unchecked")
     parser.add_argument("--children", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rerun", action="store_true",
+                        help="with --modules: run again, with the tests as they are now, the survivors "
+                             "of the last run in mutants/ and every mutant of a function changed since; "
+                             "the other results stand")
     parser.add_argument("--report", action="store_true",
                         help="score the results already in mutants/, running nothing")
     args = parser.parse_args(argv)
@@ -344,7 +404,17 @@ def main(argv=None):
         what = f"{len(functions)} functions changed since {args.base}"
 
     env = mutmut_env()
-    if not args.report:
+    if args.rerun:
+        if not args.modules or not (ROOT / "mutants" / "mutmut-stats.json").exists():
+            parser.error("--rerun takes --modules, and the results of an earlier run in mutants/")
+        old = read_meta()
+        log(f"mutation rerun over {what}")
+        # mutmut regenerates every mutant and keeps the recorded durations; new tests are timed by it
+        subprocess.run([sys.executable, "-c", GENERATE, str(args.children)], cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        run_patterns = rerun_patterns(old, read_meta(), args.modules)
+        log(f"{len(run_patterns)} survivors and changed functions to run")
+    elif not args.report:
         log(f"mutation run over {what}")
         generate(args.children, env)
         fix_durations(env)
@@ -357,7 +427,13 @@ def main(argv=None):
     if not names:
         log("the changed functions have no mutants: nothing to run")
         return 0
-    if not args.report:
+    if args.rerun:
+        left = 60 * args.minutes - (time.monotonic() - start) - 30
+        if run_patterns:
+            run_mutants(run_patterns, args.children, left, env)
+        merge_old_results(old, args.modules)
+        found = results()
+    elif not args.report:
         left = 60 * args.minutes - (time.monotonic() - start) - 30
         run_mutants(patterns, args.children, left, env)
         found = results()
