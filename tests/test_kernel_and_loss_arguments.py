@@ -144,3 +144,25 @@ def test_population_minimizer_answers_in_double_precision_for_single_precision_e
     f64 = population_minimizer(eta.astype(np.float64), q=2.0)
     assert f32.dtype == np.float64
     np.testing.assert_array_equal(f32, f64)
+
+
+def test_a_kernel_takes_one_row_as_a_vector_and_numbers_of_any_type():
+    """A 1-D ``x`` is one row; boolean and integer rows are read as numbers (a
+    boolean product would be a logical one)."""
+    kern = kerndwd.rbfdot(0.5)
+    B = np.array([[True, False, True], [False, False, True], [True, True, True]])
+    expected = kern(B.astype(float))
+    np.testing.assert_array_equal(kern(B), expected)
+    np.testing.assert_array_equal(kern(B.astype(np.int8), B.tolist()), expected)
+    np.testing.assert_array_equal(kern(B[0].astype(float), B.astype(float)), expected[:1])
+    assert kerndwd.vanilladot()(np.array([1.0, 2.0])).tolist() == [[5.0]]
+
+
+def test_a_kernel_refuses_rows_it_cannot_pair_naming_the_argument():
+    kern = kerndwd.polydot(2)
+    with pytest.raises(ValueError, match=r"^x must be a 2-D array of rows, got shape \(2, 2, 2\)$"):
+        kern(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match=r"^y must be a 2-D array of rows, got shape \(2, 1, 3\)$"):
+        kern(np.zeros((2, 3)), np.zeros((2, 1, 3)))
+    with pytest.raises(ValueError, match=r"^x and y must have the same number of columns, got 3 and 2$"):
+        kern(np.zeros((4, 3)), np.zeros((5, 2)))
