@@ -11,8 +11,6 @@ the log-loss of ``P(+1 | f) = 1 / (1 + exp(a f + b))``; ``centred=True``
 fixes ``b = 0``.
 """
 
-import sys
-
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -203,7 +201,12 @@ def test_the_estimators_sigmoid_pools_the_problems_and_drops_what_is_missing():
     assert (a, b) == (a_ref, b_ref) and b == 0.0 and a < 0
 
 
-def test_a_held_out_slope_of_the_wrong_sign_is_returned_with_a_warning_at_the_caller():
+def test_a_held_out_slope_of_the_wrong_sign_is_returned_with_a_warning_at_the_caller(monkeypatch):
+    """The warning says what happened and what ``predict_proba`` does instead, and
+    is issued at the stack level the caller asks for (2, its caller, by default)."""
+    import warnings
+
+    from kerndwd import calibration
     from kerndwd.calibration import fit_heldout_platt
 
     f = np.linspace(-2.0, 2.0, 40)
@@ -211,16 +214,13 @@ def test_a_held_out_slope_of_the_wrong_sign_is_returned_with_a_warning_at_the_ca
     with pytest.warns(UserWarning, match=r"^Platt's sigmoid fitted to the held-out decision values has slope "
                                          r"a = [0-9.e+]+ >= 0 \(probabilities would fall as the decision value "
                                          r"rises\); predict_proba inverts the population minimiser \(4\.4\) "
-                                         r"instead$") as record:
-        line = sys._getframe().f_lineno + 1
+                                         r"instead$"):
         a, b = fit_heldout_platt([f], [y])
     assert a > 0 and b == 0.0
-    assert (record[0].filename, record[0].lineno) == (__file__, line)  # stacklevel 2: the caller's line
-
-    def caller():
-        return fit_heldout_platt([f], [y], stacklevel=3)
-
-    with pytest.warns(UserWarning) as record:
-        line = sys._getframe().f_lineno + 1
-        caller()
-    assert (record[0].filename, record[0].lineno) == (__file__, line)  # stacklevel 3: its caller's
+    levels = []
+    monkeypatch.setattr(calibration.warnings, "warn",
+                        lambda message, category, stacklevel=1: levels.append((category, stacklevel)))
+    fit_heldout_platt([f], [y])
+    fit_heldout_platt([f], [y], stacklevel=3)
+    assert levels == [(UserWarning, 2), (UserWarning, 3)]
+    assert calibration.warnings is warnings
