@@ -407,7 +407,11 @@ def main(argv=None):
     if args.rerun:
         if not args.modules or not (ROOT / "mutants" / "mutmut-stats.json").exists():
             parser.error("--rerun takes --modules, and the results of an earlier run in mutants/")
-        old = read_meta()
+        # the results of the last complete run, kept beside mutmut's files (which a
+        # regeneration resets, even one that then fails)
+        kept = ROOT / "mutants" / "last-results.json"
+        old = ({rel: tuple(v) for rel, v in json.loads(kept.read_text()).items()} if kept.exists()
+               else read_meta())
         log(f"mutation rerun over {what}")
         # mutmut regenerates every mutant and keeps the recorded durations; new tests are timed by it
         subprocess.run([sys.executable, "-c", GENERATE, str(args.children)], cwd=ROOT, env=env, check=True,
@@ -438,6 +442,8 @@ def main(argv=None):
         run_mutants(patterns, args.children, left, env)
         found = results()
 
+    if not args.report:
+        (ROOT / "mutants" / "last-results.json").write_text(json.dumps(read_meta()))
     s = score(names, found, load_ledger())
     checked = len(names) - s["unchecked"]
     denominator = checked - s["equivalent"]
