@@ -19,17 +19,10 @@ import pytest
 import kerndwd
 from kerndwd.kernels import kernel_from_spec, kernel_matrix, sigest
 from kerndwd.loss import dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
+from reference.rbridge import KERNLAB_KERNELS
 
-#: kernlab's defaults (its help pages of rbfdot, laplacedot, polydot, besseldot and anovadot)
-KERNLAB_DEFAULTS = {
-    "vanilladot": {},
-    "rbfdot": {"sigma": 1.0},
-    "laplacedot": {"sigma": 1.0},
-    "polydot": {"degree": 1, "scale": 1.0, "offset": 1.0},
-    "besseldot": {"sigma": 1.0, "order": 1.0, "degree": 1},
-    "anovadot": {"sigma": 1.0, "degree": 1},
-    "splinedot": {},
-}
+#: kernlab's defaults, as the bridge to R records them (R's names and defaults)
+KERNLAB_DEFAULTS = KERNLAB_KERNELS
 
 
 @pytest.mark.parametrize("name", sorted(KERNLAB_DEFAULTS))
