@@ -217,6 +217,12 @@ def test_a_held_out_slope_of_the_wrong_sign_is_returned_with_a_warning_at_the_ca
                                          r"instead$"):
         a, b = fit_heldout_platt([f], [y])
     assert a > 0 and b == 0.0
+    rng = np.random.default_rng(0)  # weakly the wrong way: a small positive slope warns too
+    g = rng.standard_normal(400)
+    t = np.where(-0.3 * g + rng.standard_normal(400) > 0, 1.0, -1.0)
+    with pytest.warns(UserWarning, match=r"^Platt's sigmoid .* has slope a = 0\.[0-9]+ >= 0"):
+        a, _ = fit_heldout_platt([g], [t])
+    assert 0.0 < a < 1.0
     levels = []
     monkeypatch.setattr(calibration.warnings, "warn",
                         lambda message, category, stacklevel=1: levels.append((category, stacklevel)))

@@ -159,3 +159,12 @@ def test_a_kernel_refuses_rows_it_cannot_pair_naming_the_argument():
         kern(np.zeros((2, 3)), np.zeros((2, 1, 3)))
     with pytest.raises(ValueError, match=r"^x and y must have the same number of columns, got 3 and 2$"):
         kern(np.zeros((4, 3)), np.zeros((5, 2)))
+
+
+def test_the_loss_functions_default_to_q_1():
+    u = np.array([-1.0, 0.25, 0.5, 2.0, 10.0])
+    eta = np.array([0.2, 0.5, 0.9])
+    np.testing.assert_array_equal(dwd_loss(u), dwd_loss(u, 1.0))
+    np.testing.assert_array_equal(dwd_loss_deriv(u), dwd_loss_deriv(u, 1.0))
+    np.testing.assert_array_equal(population_minimizer(eta), population_minimizer(eta, 1.0))
+    assert dwd_loss(2.0) == 0.125 and dwd_loss_deriv(2.0) == -0.0625  # t^2 / u and -t^2 / u^2, t = 1/2
