@@ -172,6 +172,13 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(".").reso
 runner = mm.PytestRunner()
 runner.prepare_main_test_run()
 mm.collect_or_load_stats(runner)
+# tests that mutmut lists but the quick set deselects (marked slow) never run and
+# have no stats; recorded with no duration, mutmut does not take them for new
+# tests to time (a run of no test, which it reports as a failure)
+os.environ["MUTANT_UNDER_TEST"] = "list_all_tests"
+for name in runner.list_all_tests().new_tests():
+    mm.mutmut.duration_by_test[name] = 0.0
+mm.save_stats()
 """
 
 
@@ -193,10 +200,11 @@ def fix_durations(env):
     total = {}
     for m in re.finditer(r"^([0-9.]+)s (?:setup|call|teardown)\s+(.+?)\s*$", out, re.M):
         total[m.group(2)] = total.get(m.group(2), 0.0) + float(m.group(1))
-    missing = [t for t in tests if t not in total]
-    if missing:
-        raise SystemExit(f"no duration measured for {len(missing)} tests, e.g. {missing[0]}")
-    stats["duration_by_test"].update({t: DURATION_SCALE * total[t] for t in tests})
+    ran = [t for t in tests if t in total]
+    if len(ran) < len(tests) / 2:
+        raise SystemExit(f"no duration measured for {len(tests) - len(ran)} of {len(tests)} tests")
+    # the others are deselected (slow) and keep their zero
+    stats["duration_by_test"].update({t: DURATION_SCALE * total[t] for t in ran})
     stats_path.write_text(json.dumps(stats, indent=4))
 
 
