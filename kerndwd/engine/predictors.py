@@ -75,7 +75,9 @@ class LinearPredictor:
         self.n_features = int(n_features)
 
     def decision(self, newx, alpha, cross=None):
-        return _finite(alpha[0] + _dense_product(newx, alpha[1:]), "the linear decision values")
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by name below
+            links = alpha[0] + _dense_product(newx, alpha[1:])
+        return _finite(links, "the linear decision values")
 
     def beta(self, alpha):
         return alpha[1:]
@@ -148,9 +150,13 @@ class FeaturePredictor:
 
 def blocked_expansion(rows_to_basis, newx, intercept, coef, rows=PREDICT_BLOCK):
     """``intercept + B(newx) coef`` with ``B`` formed in blocks of ``rows`` rows
-    (default :data:`PREDICT_BLOCK`), so memory stays bounded for large ``newx``."""
+    (default :data:`PREDICT_BLOCK`), so memory stays bounded for large ``newx``.
+    Values that overflow are returned as they come, without a floating-point
+    warning: the predictors refuse them by name (``_finite``)."""
     out = np.empty((newx.shape[0], coef.shape[1]))
     for start in range(0, newx.shape[0], rows):
         block = newx[start:start + rows]
-        out[start:start + rows] = intercept + rows_to_basis(block) @ coef
+        basis = rows_to_basis(block)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[start:start + rows] = intercept + basis @ coef
     return out
