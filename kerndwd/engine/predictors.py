@@ -53,8 +53,12 @@ PREDICT_BLOCK = 2048
 PREDICT_ENTRIES = PREDICT_BLOCK * PREDICT_BLOCK
 
 
-def _finite(links, what):
-    """``links``, or ``ValueError`` naming ``newx`` when they overflowed."""
+def _finite(what, compute):
+    """``compute()``, the decision values at ``newx``, or ``ValueError`` naming
+    ``newx`` when they overflowed (computed without a floating-point warning:
+    the error is the report)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        links = compute()
     if not np.isfinite(links).all():
         raise ValueError(f"{what} overflow: the decision values at newx are not finite; rescale newx as the "
                          "training data were")
@@ -75,9 +79,7 @@ class LinearPredictor:
         self.n_features = int(n_features)
 
     def decision(self, newx, alpha, cross=None):
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by name below
-            links = alpha[0] + _dense_product(newx, alpha[1:])
-        return _finite(links, "the linear decision values")
+        return _finite("the linear decision values", lambda: alpha[0] + _dense_product(newx, alpha[1:]))
 
     def beta(self, alpha):
         return alpha[1:]
@@ -122,9 +124,9 @@ class KernelPredictor:
         if cross is not None:
             return alpha[0] + cross() @ alpha[1:]
         rows = max(1, min(PREDICT_BLOCK, PREDICT_ENTRIES // self.x.shape[0]))
-        links = blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx, alpha[0], alpha[1:],
-                                  rows)
-        return _finite(links, f"kern={self.kern!r} between newx and the training rows")
+        return _finite(f"kern={self.kern!r} between newx and the training rows",
+                       lambda: blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx,
+                                                 alpha[0], alpha[1:], rows))
 
     def beta(self, alpha):
         """``x' alpha`` when the kernel is the inner product, else None."""
@@ -141,8 +143,8 @@ class FeaturePredictor:
         self.n_features = int(n_features)
 
     def decision(self, newx, alpha, cross=None):
-        return _finite(blocked_expansion(self.feature_map.transform, newx, alpha[0], alpha[1:]),
-                       "the features of newx")
+        return _finite("the features of newx",
+                       lambda: blocked_expansion(self.feature_map.transform, newx, alpha[0], alpha[1:]))
 
     def beta(self, alpha):
         return None
@@ -150,13 +152,9 @@ class FeaturePredictor:
 
 def blocked_expansion(rows_to_basis, newx, intercept, coef, rows=PREDICT_BLOCK):
     """``intercept + B(newx) coef`` with ``B`` formed in blocks of ``rows`` rows
-    (default :data:`PREDICT_BLOCK`), so memory stays bounded for large ``newx``.
-    Values that overflow are returned as they come, without a floating-point
-    warning: the predictors refuse them by name (``_finite``)."""
+    (default :data:`PREDICT_BLOCK`), so memory stays bounded for large ``newx``."""
     out = np.empty((newx.shape[0], coef.shape[1]))
     for start in range(0, newx.shape[0], rows):
         block = newx[start:start + rows]
-        basis = rows_to_basis(block)
-        with np.errstate(over="ignore", invalid="ignore"):
-            out[start:start + rows] = intercept + basis @ coef
+        out[start:start + rows] = intercept + rows_to_basis(block) @ coef
     return out
