@@ -19,7 +19,9 @@ Steps (see ``tests/README.md``, "Mutation testing"):
 2. measure each test's duration with ``pytest --durations`` and write a share
    of it into ``mutants/mutmut-stats.json``: mutmut 3.3.1 records a test's
    teardown time as its duration, and would stop every mutant after 15 s;
-3. run the chosen mutants (``mutmut run``) within the time left;
+3. run the chosen mutants (``mutmut run``) within the time left, then run
+   again, alone and under a generous limit, each that mutmut stopped for
+   time (``confirm_timeouts``);
 4. score them against ``tests/mutants.toml``, the ledger of surviving
    mutants, each named by its function and its change (not by mutmut's
    number, which moves when the function is edited) with the reason it
@@ -29,8 +31,10 @@ Steps (see ``tests/README.md``, "Mutation testing"):
 Exit status: 1 when a mutant survives that the ledger does not hold, or when
 a ledger entry's mutant is killed now (the entry is stale and must go); 0
 otherwise.  The score printed is killed / (checked - equivalent), timeouts
-counted as killed; mutants left unchecked when time runs out are counted and
-named, and do not fail the run.
+counted as killed once a second run of the mutant alone, under a generous
+limit, has timed out too (a survivor whose tests merely ran slowly under
+mutmut's tight limit is a survivor); mutants left unchecked when time runs
+out are counted and named, and do not fail the run.
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ MUTMUT = str(Path(sys.executable).with_name("mutmut")) if Path(sys.executable).w
 # load or more, and stops sooner a mutant that sends a solver into its budget
 DURATION_SCALE = float(os.environ.get("MUTMUT_DURATION_SCALE", "0.15"))
 KILLED = {1, 3, -24, 24, 36, 152, 255, -11, -9}  # failed, timed out or crashed
+TIMEOUTS = {-24, 24, 36, 152, 255}  # mutmut's codes of a mutant stopped for time
+# A mutant stopped for time is run once more, alone, under this many times the
+# measured duration of its tests plus the start of pytest (see confirm_timeouts)
+CONFIRM_FACTOR, CONFIRM_START = 5.0, 60.0
 SURVIVED = {0}
 NO_TESTS = {5, 33}
 
@@ -229,6 +237,52 @@ def run_mutants(patterns, children, seconds, env):
     if proc.returncode != 0:
         tail = log_path.read_text().replace("\r", "\n").strip().splitlines()[-20:]
         raise SystemExit("mutmut run failed:\n" + "\n".join(tail))
+
+
+def confirm_timeouts(names, found, deadline, children, env):
+    """Run again each of ``names`` that mutmut stopped for time, its tests alone
+    (``pytest -x`` in mutants/, the mutant switched on as mutmut does), under
+    :data:`CONFIRM_FACTOR` times their measured duration plus
+    :data:`CONFIRM_START`.  mutmut's own limit is near a clean run of the
+    tests (see :data:`DURATION_SCALE`), and a surviving mutant runs every test
+    that calls it, slowed by the other mutated modules' trampolines and by a
+    loaded machine: a survivor can reach that limit and would be counted as
+    killed.  Here it passes and is recorded as a survivor (0); a failure is a
+    kill (1); a mutant that runs past the generous limit too keeps its timeout.
+    Those not reached by ``deadline`` are recorded as unchecked (None).
+    Returns the number confirmed as survivors, kills and timeouts, and the
+    number left unchecked."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stats = json.loads((ROOT / "mutants" / "mutmut-stats.json").read_text())
+    tests_by, durations = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    todo = [n for n in names if found[n][0] in TIMEOUTS]
+
+    def confirm(name):
+        tests = sorted(tests_by.get(name.partition("__mutmut_")[0], []))
+        limit = CONFIRM_FACTOR * sum(durations.get(t, 0.0) for t in tests) / DURATION_SCALE + CONFIRM_START
+        if not tests or time.monotonic() + limit > deadline:
+            return None
+        try:
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                                  cwd=ROOT / "mutants", env={**env, "MUTANT_UNDER_TEST": name},
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return found[name][0]
+        return 0 if proc.returncode == 0 else 1
+
+    with ThreadPoolExecutor(max(1, children)) as pool:
+        codes = dict(zip(todo, pool.map(confirm, todo)))
+    by_module = {}
+    for name, code in codes.items():
+        by_module.setdefault(found[name][1], {})[name] = code
+    for rel, changed in by_module.items():
+        meta = ROOT / "mutants" / (rel + ".meta")
+        data = json.loads(meta.read_text())
+        data["exit_code_by_key"].update(changed)
+        meta.write_text(json.dumps(data, indent=4))
+    values = list(codes.values())
+    return (values.count(0), values.count(1), sum(v in TIMEOUTS for v in values), values.count(None))
 
 
 # --------------------------------------------------------------------------
@@ -442,12 +496,18 @@ def main(argv=None):
     if args.rerun:
         left = 60 * args.minutes - (time.monotonic() - start) - 30
         if run_patterns:
-            run_mutants(run_patterns, args.children, left, env)
+            run_mutants(run_patterns, args.children, 0.75 * left, env)
         merge_old_results(old, args.modules)
         found = results()
     elif not args.report:
         left = 60 * args.minutes - (time.monotonic() - start) - 30
-        run_mutants(patterns, args.children, left, env)
+        run_mutants(patterns, args.children, 0.75 * left, env)  # the rest for the timeouts' second runs
+        found = results()
+    if not args.report:
+        counts = confirm_timeouts(names, found, start + 60 * args.minutes - 15, args.children, env)
+        if any(counts):
+            log("mutants stopped for time, run again alone under a generous limit: {} survived, {} failed "
+                "(killed), {} timed out again (killed), {} not reached (unchecked)".format(*counts))
         found = results()
 
     if not args.report:

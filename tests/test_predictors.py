@@ -6,6 +6,7 @@
   kernel values (one row at least, ``PREDICT_BLOCK`` at most), and the
   blocks give the unblocked product; a kernel already formed (``cross``)
   is used as it is.
+* The blocks partition the new rows: each row is formed once.
 * A copy of a kernel predictor whose rows are fetched on demand carries the
   rows themselves, not the way to fetch them.
 * Features, or linear decision values, that overflow at new rows are
@@ -65,6 +66,22 @@ def test_a_block_of_new_rows_holds_at_most_predict_entries_kernel_values(entries
     assert seen == [expected]
     np.testing.assert_allclose(out, ALPHA[0] + kernel_matrix(kern, NEWX, X[:n]) @ ALPHA[1:n + 1], rtol=1e-12,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7, 50])
+def test_the_blocks_partition_the_new_rows(rows):
+    """Each new row is formed once, in consecutive blocks of ``rows`` rows."""
+    blocks = []
+
+    def basis(block):
+        blocks.append(block.copy())
+        return block * 2.0
+
+    coef = rng.standard_normal((4, 2))
+    out = predictors.blocked_expansion(basis, NEWX, 0.5, coef, rows)
+    np.testing.assert_allclose(out, 0.5 + (2.0 * NEWX) @ coef, rtol=1e-12, atol=1e-12)
+    assert [b.shape[0] for b in blocks] == [min(rows, 7 - s) for s in range(0, 7, rows)]
+    np.testing.assert_array_equal(np.vstack(blocks), NEWX)
 
 
 def test_a_copy_of_a_predictor_that_fetches_its_rows_carries_the_rows():
