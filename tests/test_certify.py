@@ -98,3 +98,39 @@ def test_no_warning_on_an_ordinary_path():
     assert (path.gap_bound < 0.05 * path.objective).all()
     tight = kerndwd.fit(X, y, [0.1], kern=kerndwd.vanilladot(), stop="kkt", eps=1e-8)
     assert np.isnan(tight.gap_bound).all()
+
+
+@pytest.mark.parametrize("kern", [kerndwd.vanilladot(), kerndwd.rbfdot(0.5)], ids=["linear", "rbf"])
+def test_at_the_best_intercepts_the_bound_is_the_dual_norm_of_the_gradient(kern):
+    """Columns at their best intercepts (slopes below rounding) have a bound of
+    ``||grad h||_*^2 / (4 lambda)`` alone; a linear form reads it from the
+    gradient, a kernel form from a pass over the rows: both are that number."""
+    X, y = kerndwd.datasets.make_table1_example(1, random_state=2)
+    X, y = X[::4], y[::4]  # both classes, 125 rows
+    lams = np.array([10.0, 0.5])
+    path = _quiet_fit(X, y, lams, kern=kern, eps=1e-4)
+    problem = Problem.from_arrays(X, y, lams, kern=kern)
+    maj = build_majoriser(problem, FactorCache(X, kern))
+    objective = Objective(maj.form, y, maj.loss)
+    evaluated = [objective.evaluate(path.alpha[:, j], lams[j]) for j in range(2)]
+    decisions = np.column_stack([f for f, _, _ in evaluated])
+    gradients = np.column_stack([g for _, _, g in evaluated])
+    theta = path.alpha[1:]
+    z = objective.derivative(decisions)
+    want = np.array([maj.form.dual_norm_sq(z[:, j] / maj.form.n, theta[:, j], lams[j]) for j in range(2)])
+    want = want / (4.0 * lams)
+    assert (want > 0).all()
+    at_best = gradients.copy()
+    at_best[0] = 0.0  # slopes at the best intercepts
+    got = objective_gap_bounds(objective, path.alpha, lams, decisions=decisions, gradients=at_best)
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+    linear = maj.form.gradient_dual_norm_sq(gradients[1:])
+    if kern.is_linear:
+        np.testing.assert_allclose(linear, (gradients[1:] ** 2).sum(axis=0), rtol=1e-15)
+    else:
+        assert linear is None
+    # slopes above rounding: the intercepts are searched, as without the gradients
+    assert (np.abs(gradients[0]) > 1e-12).any()
+    np.testing.assert_array_equal(
+        objective_gap_bounds(objective, path.alpha, lams, decisions=decisions, gradients=gradients),
+        objective_gap_bounds(objective, path.alpha, lams, decisions=decisions))

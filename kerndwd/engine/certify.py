@@ -93,7 +93,7 @@ def _best_intercepts(b, applied, objective):
     return x
 
 
-def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None):
+def objective_gap_bounds(objective, alpha, lambdas, decisions=None, gradients=None):
     """Upper bounds on ``F(alpha_j) - F*`` at ``lambdas[j]``, one per column of
     ``alpha`` (see the module docstring).
 
@@ -106,10 +106,13 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None)
     lambdas : ndarray, shape (L,)
     decisions : ndarray, shape (n, L), optional
         The decision values of the columns, when the caller has them.
-    slopes : ndarray, shape (L,), optional
-        The gradient's intercept component of each column, when the caller has
-        it: a column whose slope is already below rounding is at its best
-        intercept, and the search is skipped.
+    gradients : ndarray, shape (ncoef, L), optional
+        The objective's gradient at each column (intercept first), when the
+        caller has it.  When every intercept slope (the first row) is already
+        below rounding, the columns are at their best intercepts: the search
+        is skipped, and where the form reads the dual norm from the gradient
+        (:meth:`kerndwd.engine.forms.Form.gradient_dual_norm_sq`) the bound
+        takes no pass over the rows.
 
     Returns
     -------
@@ -122,11 +125,14 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None)
     form = objective.form
     theta = alpha[1:]
     b = alpha[0].astype(float)
-    at_start = slopes is not None and np.abs(slopes).max() <= _slope_tolerance(objective)
-    if decisions is None:
-        applied = form.apply(theta).reshape(form.n, -1)
-        decisions = b[None, :] + applied
+    at_start = gradients is not None and np.abs(gradients[0]).max() <= _slope_tolerance(objective)
     with np.errstate(over="ignore", invalid="ignore"):
+        dual = form.gradient_dual_norm_sq(gradients[1:]) if at_start else None
+        if dual is not None:  # at the best intercepts, and the gradient gives the dual norm
+            return _finite_or_inf(dual / (4.0 * lambdas))
+        if decisions is None:
+            applied = form.apply(theta).reshape(form.n, -1)
+            decisions = b[None, :] + applied
         if at_start:  # every column is at its best intercept: the first term is 0
             gap, z = 0.0, objective.derivative(decisions)
         else:
@@ -140,4 +146,9 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, slopes=None)
         else:
             dual = form.dual_norm_sq(z / form.n, theta, lambdas)
         bound = gap + dual / (4.0 * lambdas)
+    return _finite_or_inf(bound)
+
+
+def _finite_or_inf(bound):
+    """The bounds, with ``inf`` wherever rounding left one not finite (NaN included)."""
     return np.where(np.isfinite(bound), bound, np.inf)

@@ -69,6 +69,13 @@ class Form(ABC):
         of ``(data term) + lam ||f||^2`` when ``u`` is the data term's derivative
         in ``f`` (see :mod:`kerndwd.engine.certify`); one value per column."""
 
+    def gradient_dual_norm_sq(self, grad):
+        """:meth:`dual_norm_sq` read from the objective's gradient in ``theta``
+        itself (``grad``, shape ``(k,)`` or ``(k, L)``), where the penalty's
+        norm makes that possible without a pass over the rows; None where it
+        does not (then the certificates take :meth:`dual_norm_sq`)."""
+        return None
+
     def keep_rows(self, v):
         """Where the per-row vector ``v`` (new decision values) is kept: in memory,
         ``v`` itself; a form whose rows live on a cluster stores it there."""
@@ -106,6 +113,10 @@ class LinearForm(Form):
         hold one column per lambda (then ``lam`` is an array): one value each."""
         g = self.apply_t(u) + 2.0 * lam * theta
         return (g * g).sum(axis=0)
+
+    def gradient_dual_norm_sq(self, grad):
+        """The norm is Euclidean: ``grad' grad``, one value per column."""
+        return (grad * grad).sum(axis=0)
 
     # --- what the linear majorisers use: Z = [1, B]
     def zmul(self, coef):

@@ -447,7 +447,7 @@ def _solve_path(majoriser, problem, callback):
         in_memory = problem.storage != "remote"
         result.gap_bound = objective_gap_bounds(
             objective, result.alpha, result.lambdas, decisions=columns(decisions) if in_memory else None,
-            slopes=np.array([g[0] for _, _, g in finished]))
+            gradients=columns([g for _, _, g in finished]))
     return result
 
 
