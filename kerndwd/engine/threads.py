@@ -140,37 +140,62 @@ def _idle_cores(samples: int = 3, spacing: float = 5e-4) -> int:
     return max(1, cores - others)
 
 
-@contextlib.contextmanager
-def blas_threads(work: tuple[float, float]) -> Iterator[None]:
+class blas_threads:
     """Run the block on the BLAS threads for ``work = (once, per_pass)``, the
     operations of a fit's largest one-off BLAS-3 call and of one pass: the
     user's :func:`threads`, else one thread below both thresholds and the idle
     cores (at most the library's setting) above.  Inside a block for the same
-    work and the same :func:`threads`, the count chosen there holds."""
-    n = _USER.get()
-    key = (tuple(work), n)
-    if _ENCLOSING.get() == key:  # inside a block for the same work: its choice holds
-        yield
-        return
-    token = _ENCLOSING.set(key)
-    libs = _blas_controllers()
-    restore: list = []
-    try:
-        if n is None:
-            once, per_pass = work
-            if once < PARALLEL_FLOPS and per_pass < PARALLEL_PASS_FLOPS:
-                n = 1
-            elif libs:
-                idle = _idle_cores()
-                n = None if all(lib.num_threads <= idle for lib in libs) else idle
-        if n is not None:
-            before = [lib.num_threads for lib in libs]
-            if any(b != n for b in before):
-                for lib, b in zip(libs, before):
-                    lib.set_num_threads(min(n, b) if _USER.get() is None else n)
-                restore = list(zip(libs, before))
-        yield
-    finally:
-        for lib, b in restore:
+    work and the same :func:`threads`, the count chosen there holds.
+
+    A class rather than a generator: a fit enters it three times (the fit,
+    its build and its path, nested), and a nested entry then costs a
+    comparison, not a generator's frame."""
+
+    __slots__ = ("_key", "_token", "_restore")
+
+    def __init__(self, work: tuple[float, float]) -> None:
+        once, per_pass = work
+        self._key = ((once, per_pass), _USER.get())
+        self._token: contextvars.Token | None = None
+        self._restore: list = []
+
+    def __enter__(self) -> None:
+        key = self._key
+        if _ENCLOSING.get() == key:  # inside a block for the same work: its choice holds
+            return
+        self._token = _ENCLOSING.set(key)
+        try:
+            self._restore = _choose(*key)
+        except BaseException:
+            _ENCLOSING.reset(self._token)
+            self._token = None
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is None:
+            return
+        for lib, b in self._restore:
             lib.set_num_threads(b)
-        _ENCLOSING.reset(token)
+        _ENCLOSING.reset(self._token)
+        self._token = None
+
+
+def _choose(work: tuple[float, float], n: int | None) -> list:
+    """Set the BLAS libraries' threads for ``work`` (``n``: the user's count, or
+    None); returns ``[(library, count before)]`` of those changed."""
+    libs = _blas_controllers()
+    if n is None:
+        once, per_pass = work
+        if once < PARALLEL_FLOPS and per_pass < PARALLEL_PASS_FLOPS:
+            n = 1
+        elif libs:
+            idle = _idle_cores()
+            n = None if all(lib.num_threads <= idle for lib in libs) else idle
+    if n is None:
+        return []
+    before = [lib.num_threads for lib in libs]
+    if all(b == n for b in before):
+        return []
+    for lib, b in zip(libs, before):
+        lib.set_num_threads(min(n, b) if _USER.get() is None else n)
+    return list(zip(libs, before))
