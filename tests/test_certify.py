@@ -134,3 +134,61 @@ def test_at_the_best_intercepts_the_bound_is_the_dual_norm_of_the_gradient(kern)
     np.testing.assert_array_equal(
         objective_gap_bounds(objective, path.alpha, lams, decisions=decisions, gradients=gradients),
         objective_gap_bounds(objective, path.alpha, lams, decisions=decisions))
+
+
+class _NoPassOverTheRows:
+    """An objective whose every pass over the rows fails the test."""
+
+    def __init__(self, objective):
+        self.form, self.loss = objective.form, objective.loss
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the bound took a pass over the rows ({name})")
+
+
+def _linear_objective(n=40, lams=(1.0,)):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((n, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    problem = Problem.from_arrays(X, y, np.asarray(lams), kern=kerndwd.vanilladot())
+    maj = build_majoriser(problem, FactorCache(X, kerndwd.vanilladot()))
+    return Objective(maj.form, y, maj.loss)
+
+
+def test_slopes_up_to_the_tolerance_take_the_bound_from_the_gradient_alone():
+    """Intercept slopes at most 1e-14 (times the mean weight) count as at the
+    best intercepts: the linear form's bound is read from the gradient, with
+    no pass over the rows; a slope above it searches the intercepts."""
+    objective = _linear_objective()
+    alpha = np.array([[0.1, 0.2], [0.5, -0.3], [0.0, 0.4]])
+    lams = np.array([1.0, 0.25])
+    gradients = np.array([[1e-14, -1e-14], [0.3, 0.0], [0.4, 2.0]])
+    got = objective_gap_bounds(_NoPassOverTheRows(objective), alpha, lams, gradients=gradients)
+    np.testing.assert_allclose(got, [0.25 / 4.0, 4.0 / 1.0], rtol=1e-15)
+    gradients[0, 1] = 2e-14
+    with pytest.raises(AssertionError, match="pass over the rows"):
+        objective_gap_bounds(_NoPassOverTheRows(objective), alpha, lams, gradients=gradients)
+
+
+@pytest.mark.parametrize("kern", [kerndwd.vanilladot(), kerndwd.rbfdot(1.0)], ids=["linear", "rbf"])
+def test_coefficients_at_the_edge_of_double_precision_give_inf_without_a_warning(kern):
+    """Decision values near the largest double overflow the data term (inf - inf
+    between two intercepts) and a gradient of 1e200 overflows its square: the
+    bound is inf, quietly (the caller reports it)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    lams = np.array([0.1])
+    problem = Problem.from_arrays(X, y, lams, kern=kern)
+    maj = build_majoriser(problem, FactorCache(X, kern))
+    objective = Objective(maj.form, y, maj.loss)
+    huge = np.full((maj.ncoef, 1), 1e308)
+    huge[0] = 0.0
+    gradient = np.full((maj.ncoef, 1), 1e200)
+    gradient[0] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert objective_gap_bounds(objective, huge, lams).tolist() == [np.inf]
+        assert objective_gap_bounds(objective, huge, lams, gradients=gradient).tolist() == [np.inf]
+        moderate = objective_gap_bounds(objective, huge / 1e158, lams)
+    assert np.isfinite(moderate).all() and (moderate > 0).all()

@@ -133,3 +133,83 @@ def test_threads_change_no_number():
         two = kerndwd.fit(X, y, [1.0, 0.1, 0.01], kern=kerndwd.rbfdot(0.5))
     np.testing.assert_array_equal(one.npass, two.npass)
     np.testing.assert_allclose(one.alpha, two.alpha, rtol=1e-9, atol=1e-12)
+
+
+class FakeBlas:
+    """A BLAS library's thread controller, recording every change (the choice's
+    logic checked on any machine, whatever its BLAS takes)."""
+
+    user_api = "blas"
+
+    def __init__(self, n):
+        self.num_threads, self.changes = n, []
+
+    def set_num_threads(self, n):
+        self.changes.append(n)
+        self.num_threads = n
+
+
+@pytest.fixture
+def fake_blas(monkeypatch):
+    lib = FakeBlas(2)
+    monkeypatch.setattr(engine_threads, "_BLAS", [lib])
+    monkeypatch.setattr(engine_threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    return lib
+
+
+SMALL, LARGE = (1.0, 1.0), (1e12, 0.0)
+
+
+def test_the_choice_on_a_controller(fake_blas, monkeypatch):
+    others = []
+    monkeypatch.setattr(engine_threads, "_others_running", lambda: others[0])
+    with engine_threads.blas_threads(SMALL):  # small work: one thread, then the setting again
+        assert fake_blas.num_threads == 1
+    assert fake_blas.changes == [1, 2]
+    others[:] = [0]
+    with engine_threads.blas_threads(LARGE):  # large work, idle cores: the setting holds
+        assert fake_blas.num_threads == 2
+    others[:] = [1]
+    with engine_threads.blas_threads(LARGE):  # beside a busy core: the idle one
+        assert fake_blas.num_threads == 1
+    assert fake_blas.changes == [1, 2, 1, 2]
+    with kerndwd.threads(3), engine_threads.blas_threads(SMALL):  # the user's count, even above the setting
+        assert fake_blas.num_threads == 3
+    assert fake_blas.num_threads == 2
+
+
+def test_a_nested_block_for_the_same_work_keeps_the_choice_made_outside(fake_blas, monkeypatch):
+    """The load read when the fit began decides for its build and path too: a
+    competing job that starts in between changes nothing until the fit ends."""
+    looks = []
+
+    def others():
+        looks.append(1)
+        return 0 if len(looks) <= 3 else 1  # the first choice's three looks see idle cores
+
+    monkeypatch.setattr(engine_threads, "_others_running", others)
+    with engine_threads.blas_threads(LARGE):
+        with engine_threads.blas_threads(LARGE), engine_threads.blas_threads(LARGE):
+            assert fake_blas.num_threads == 2
+        with engine_threads.blas_threads(SMALL):  # other work chooses again
+            assert fake_blas.num_threads == 1
+        assert fake_blas.num_threads == 2
+    assert len(looks) == 3 and fake_blas.changes == [1, 2]
+    with engine_threads.blas_threads(LARGE):  # a new fit reads the load again
+        assert fake_blas.num_threads == 1
+    assert fake_blas.num_threads == 2
+
+
+def test_a_failed_choice_leaves_no_block_behind(fake_blas, monkeypatch):
+    def broken():
+        raise OSError("no /proc")
+
+    monkeypatch.setattr(engine_threads, "_idle_cores", broken)
+    with pytest.raises(OSError):
+        with engine_threads.blas_threads(LARGE):
+            pass
+    assert engine_threads._ENCLOSING.get() is None
+    monkeypatch.setattr(engine_threads, "_idle_cores", lambda: 1)
+    with engine_threads.blas_threads(LARGE):  # chooses, not taken for nested in the failed one
+        assert fake_blas.num_threads == 1
+    assert fake_blas.changes == [1, 2]

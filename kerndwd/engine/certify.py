@@ -101,9 +101,9 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, gradients=No
     ----------
     objective : Objective
         ``F`` on the training rows (its form's ``dual_norm_sq`` gives the dual norm).
-    alpha : ndarray, shape (ncoef, L)
-        Intercept-first coefficients, one column per lambda.
-    lambdas : ndarray, shape (L,)
+    alpha : ndarray of float, shape (ncoef, L)
+        Intercept-first coefficients, one column per lambda (``L >= 1``).
+    lambdas : ndarray of float, shape (L,)
     decisions : ndarray, shape (n, L), optional
         The decision values of the columns, when the caller has them.
     gradients : ndarray, shape (ncoef, L), optional
@@ -119,12 +119,9 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, gradients=No
     ndarray, shape (L,)
         ``>= 0``; ``inf`` where the bound cannot be formed in double precision.
     """
-    lambdas = np.asarray(lambdas, dtype=float)
-    if alpha.shape[1] == 0:
-        return np.zeros(0)
     form = objective.form
     theta = alpha[1:]
-    b = alpha[0].astype(float)
+    b = alpha[0]
     at_start = gradients is not None and np.abs(gradients[0]).max() <= _slope_tolerance(objective)
     with np.errstate(over="ignore", invalid="ignore"):
         dual = form.gradient_dual_norm_sq(gradients[1:]) if at_start else None

@@ -152,12 +152,12 @@ class blas_threads:
     comparison, not a generator's frame."""
 
     __slots__ = ("_key", "_token", "_restore")
+    _restore: list  # [(library, count before)], set where a block chooses (its token set)
 
     def __init__(self, work: tuple[float, float]) -> None:
         once, per_pass = work
         self._key = ((once, per_pass), _USER.get())
         self._token: contextvars.Token | None = None
-        self._restore: list = []
 
     def __enter__(self) -> None:
         key = self._key
