@@ -146,10 +146,10 @@ class _NoPassOverTheRows:
         raise AssertionError(f"the bound took a pass over the rows ({name})")
 
 
-def _linear_objective(n=40, lams=(1.0,)):
+def _linear_objective(n=40, lams=(1.0,), y=None):
     rng = np.random.default_rng(4)
     X = rng.standard_normal((n, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0) if y is None else y
     problem = Problem.from_arrays(X, y, np.asarray(lams), kern=kerndwd.vanilladot())
     maj = build_majoriser(problem, FactorCache(X, kerndwd.vanilladot()))
     return Objective(maj.form, y, maj.loss)
@@ -192,3 +192,34 @@ def test_coefficients_at_the_edge_of_double_precision_give_inf_without_a_warning
         assert objective_gap_bounds(objective, huge, lams, gradients=gradient).tolist() == [np.inf]
         moderate = objective_gap_bounds(objective, huge / 1e158, lams)
     assert np.isfinite(moderate).all() and (moderate > 0).all()
+
+
+class _Counting:
+    """An objective that records the name of every method called."""
+
+    def __init__(self, objective):
+        self._objective, self.calls = objective, []
+        self.form, self.loss = objective.form, objective.loss
+
+    def __getattr__(self, name):
+        method = getattr(self._objective, name)
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return method(*args, **kwargs)
+
+        return counted
+
+
+def test_intercepts_the_search_leaves_in_place_evaluate_the_data_term_once():
+    """Balanced labels at theta = 0, b = 0: the intercept's slope is exactly 0,
+    the search returns the intercept given, and the data term there is the one
+    already evaluated (no second pass over the rows)."""
+    objective = _linear_objective(y=np.repeat([1.0, -1.0], 20))
+    counting = _Counting(objective)
+    bound = objective_gap_bounds(counting, np.zeros((3, 1)), np.array([0.5]))
+    assert "data_term" not in counting.calls and counting.calls.count("data_term_and_derivative") == 1
+    z = objective.derivative(np.zeros((40, 1)))
+    want = objective.form.dual_norm_sq(z[:, 0] / 40, np.zeros(2), 0.5) / 2.0
+    np.testing.assert_allclose(bound, [want], rtol=1e-12)
+    assert want > 0

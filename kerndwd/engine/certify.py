@@ -128,7 +128,7 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, gradients=No
         if dual is not None:  # at the best intercepts, and the gradient gives the dual norm
             return _finite_or_inf(dual / (4.0 * lambdas))
         if decisions is None:
-            applied = form.apply(theta).reshape(form.n, -1)
+            applied = form.apply(theta)
             decisions = b[None, :] + applied
         if at_start:  # every column is at its best intercept: the first term is 0
             gap, z = 0.0, objective.derivative(decisions)
@@ -139,7 +139,7 @@ def objective_gap_bounds(objective, alpha, lambdas, decisions=None, gradients=No
             values = at_best if np.array_equal(b_star, b) else objective.data_term(b[None, :] + applied)
             gap = np.maximum(values - at_best, 0.0)
         if alpha.shape[1] == 1 and isinstance(z, np.ndarray):  # one column in memory: as vectors
-            dual = np.reshape(form.dual_norm_sq(z[:, 0] / form.n, theta[:, 0], lambdas[0]), 1)
+            dual = form.dual_norm_sq(z[:, 0] / form.n, theta[:, 0], lambdas[0])  # broadcast by lambdas
         else:
             dual = form.dual_norm_sq(z / form.n, theta, lambdas)
         bound = gap + dual / (4.0 * lambdas)
