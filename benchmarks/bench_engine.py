@@ -1,6 +1,6 @@
 """Engine timings on fixed cases, optionally against another checkout in the same run.
 
-``python -m benchmarks.bench_engine [--reps 7] [--baseline PATH] [--out FILE]``
+``python -m benchmarks.bench_engine [--reps 7] [--baseline PATH [--rounds K]] [--out FILE]``
 
 Each case is timed through the public API only (``kerndwd.fit``,
 ``kerndwd.cv``, ``kerndwd.tune``), so the same script measures any version
@@ -10,6 +10,10 @@ with that checkout's ``kerndwd``, in alternating subprocesses, and the table
 gives ``baseline / current`` per case: a ratio above 1 means the current
 tree is faster.  Medians over ``--reps`` calls (after one warm-up call);
 passes summed over the path are printed so that a change of iterates shows.
+On a shared machine a process's median of a millisecond case moves by up to
+1.5x with the machine's spells of contention; ``--rounds K`` times each case
+in ``K`` pairs of processes, the two trees alternating, and reports the
+median of the processes' medians with their range.
 
 This is a timing script, not a test: nothing here asserts a time.
 """
@@ -26,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from ._shared import ROOT, circle, machine_description, median_seconds, table1
+    from ._shared import ROOT, _load_line, circle, command_line, machine_description, median_seconds, table1
 except ImportError:  # loaded by path, outside the package (see _in_subprocess): its neighbour is loaded likewise
     import importlib.util
 
@@ -35,6 +39,7 @@ except ImportError:  # loaded by path, outside the package (see _in_subprocess):
     _spec.loader.exec_module(_shared)
     ROOT, circle, machine_description, median_seconds, table1 = (
         _shared.ROOT, _shared.circle, _shared.machine_description, _shared.median_seconds, _shared.table1)
+    _load_line, command_line = _shared._load_line, _shared.command_line
 
 #: name -> (description, builder); the builder returns a zero-argument call
 #: and the data it needs is generated once, from a fixed seed.
@@ -149,27 +154,45 @@ def main(argv=None):
     ap.add_argument("--baseline", type=Path, help="another checkout whose kerndwd is timed alongside")
     ap.add_argument("--cases", nargs="*", default=list(CASES), help="subset of case names")
     ap.add_argument("--out", type=Path, help="also write the Markdown table here")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --baseline: time each case in this many pairs of processes, baseline and "
+                         "current alternating; the table gives the median of the processes' medians, "
+                         "their range, and the ratio of the medians")
     args = ap.parse_args(argv)
-    lines = [f"Machine: {machine_description()}; medians of {args.reps} calls.", ""]
+    rounds = max(1, args.rounds)
+    lines = [f"Command: `{command_line('benchmarks.bench_engine', argv)}`", "",
+             f"Machine: {machine_description()}; medians of {args.reps} calls"
+             + (f" in each of {rounds} processes per tree." if rounds > 1 else "."), "",
+             _load_line("at the start") + f" on {os.cpu_count()} cores.", ""]
     if args.baseline:
         lines += [f"Baseline: `{args.baseline}`; ratio = baseline / current (above 1: current is faster).", "",
-                  "| case | what | current (s) | passes | baseline (s) | passes | ratio |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| case | what | current (s) | range | passes | baseline (s) | range | passes | ratio |",
+                  "|---|---|---|---|---|---|---|---|---|"]
     else:
         lines += ["| case | what | seconds | passes |", "|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     for name in args.cases:
         desc = CASES[name][0]
         if args.baseline:
-            base = _in_subprocess(args.baseline, name, args.reps)
-            cur = _in_subprocess(ROOT, name, args.reps)
-            row = (f"| {name} | {desc} | {cur['median']:.4g} | {cur['passes']} | {base['median']:.4g} | "
-                   f"{base['passes']} | {base['median'] / cur['median']:.2f} |")
+            base, cur = [], []
+            for _ in range(rounds):  # alternating, so that a slow spell of the machine falls on both
+                base.append(_in_subprocess(args.baseline, name, args.reps))
+                cur.append(_in_subprocess(ROOT, name, args.reps))
+            b, c = (float(np.median([r["median"] for r in runs])) for runs in (base, cur))
+
+            def spread(runs):
+                times = [r["median"] for r in runs]
+                return f"{min(times):.4g}-{max(times):.4g}"
+
+            row = (f"| {name} | {desc} | {c:.4g} | {spread(cur)} | {cur[0]['passes']} | {b:.4g} | "
+                   f"{spread(base)} | {base[0]['passes']} | {b / c:.2f} |")
         else:
-            cur = time_case(name, args.reps)
-            row = f"| {name} | {desc} | {cur['median']:.4g} | {cur['passes']} |"
+            now = time_case(name, args.reps)
+            row = f"| {name} | {desc} | {now['median']:.4g} | {now['passes']} |"
         lines.append(row)
         print(row, flush=True)
+    lines += ["", _load_line("at the end") + "."]
+    print(lines[-1], flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(lines) + "\n")
