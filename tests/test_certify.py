@@ -223,3 +223,53 @@ def test_intercepts_the_search_leaves_in_place_evaluate_the_data_term_once():
     want = objective.form.dual_norm_sq(z[:, 0] / 40, np.zeros(2), 0.5) / 2.0
     np.testing.assert_allclose(bound, [want], rtol=1e-12)
     assert want > 0
+
+
+class _CountingSlopes:
+    """An objective that counts the search's evaluations of slope and curvature."""
+
+    def __init__(self, objective):
+        self._objective, self.form, self.loss, self.calls = objective, objective.form, objective.loss, 0
+
+    def derivatives_and_curvatures(self, f):
+        self.calls += 1
+        return self._objective.derivatives_and_curvatures(f)
+
+
+@pytest.mark.parametrize("q", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("scale", [None, 1e6], ids=["unweighted", "weights-1e6"])
+def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale):
+    """Columns started at, near, and 1e4 away on either side of their best
+    intercept (reached by doubling outwards, then bisection and Newton): each
+    ends at the minimiser found by 300 bisections of the slope's sign, within
+    rounding, in a bounded number of evaluations."""
+    from kerndwd.engine.certify import _best_intercepts
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 2))
+    y = np.where(np.arange(40) < 26, 1.0, -1.0)  # unbalanced: a unique minimiser
+    w = None if scale is None else np.linspace(0.5, 2.0, 40) * scale
+    problem = Problem.from_arrays(X, y, np.array([1.0]), q=q, weights=w, kern=kerndwd.vanilladot())
+    maj = build_majoriser(problem, FactorCache(X, kerndwd.vanilladot()))
+    objective = Objective(maj.form, y, maj.loss)
+    applied = X @ np.array([[0.0, 1.0, 3.0, -2.0, 0.1], [0.0, 0.5, -1.0, 4.0, 0.0]])
+    start = np.array([0.0, 1e4, -1e4, 30.0, -0.3])
+
+    def slope(b, a):
+        return objective.derivatives_and_curvatures(b + a[:, None])[0].mean()
+
+    want = []
+    for a in applied.T:
+        lo, hi = -1e7, 1e7
+        for _ in range(300):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if slope(mid, a) > 0 else (mid, hi)
+        want.append(0.5 * (lo + hi))
+    counting = _CountingSlopes(objective)
+    got = _best_intercepts(start.copy(), applied, counting)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    assert counting.calls <= 120
+    one = _CountingSlopes(objective)  # a column alone: the same minimiser
+    np.testing.assert_allclose(_best_intercepts(start[2:3].copy(), applied[:, 2:3], one), want[2:3],
+                               rtol=1e-9, atol=1e-9)
+    assert one.calls <= 120

@@ -213,3 +213,61 @@ def test_a_failed_choice_leaves_no_block_behind(fake_blas, monkeypatch):
     with engine_threads.blas_threads(LARGE):  # chooses, not taken for nested in the failed one
         assert fake_blas.num_threads == 1
     assert fake_blas.changes == [1, 2]
+
+
+def _proc(tmp_path, loadavg, tasks):
+    """A /proc with ``loadavg`` and this process's tasks: {id: stat line, or None
+    for a task that ended before its stat was read}."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "loadavg").write_text(loadavg)
+    for task, stat in tasks.items():
+        folder = tmp_path / "self" / "task" / task
+        folder.mkdir(parents=True)
+        if stat is not None:
+            (folder / "stat").write_text(stat)
+    return str(tmp_path)
+
+
+def test_the_others_running_are_the_runnable_threads_less_this_process_own(tmp_path):
+    proc = _proc(tmp_path, "0.50 0.40 0.30 6/312 4242\n", {
+        "100": "100 (python3) R 1 100 100 0 -1",
+        "101": "101 (a) name) R 1 100 100 0 -1",  # a name holding ") ": the state follows the last ")"
+        "102": "102 (worker) S 1 100 100 0 -1",
+        "103": "103 (rare) r 1 100 100 0 -1",
+        "104": None,
+    })
+    assert engine_threads._others_running(proc) == 4
+
+
+def test_the_others_running_never_fall_below_zero_and_are_zero_where_unknown(tmp_path):
+    proc = _proc(tmp_path / "a", "0.1 0.1 0.1 1/90 7\n", {"1": "1 (python3) R 0", "2": "2 (python3) R 0"})
+    assert engine_threads._others_running(proc) == 0
+    assert engine_threads._others_running(str(tmp_path / "none")) == 0
+
+
+def test_cores_where_the_affinity_is_unknown(fake_blas, monkeypatch):
+    monkeypatch.delattr(engine_threads.os, "sched_getaffinity")
+    monkeypatch.setattr(engine_threads, "_others_running", lambda: 1)
+    monkeypatch.setattr(engine_threads.os, "cpu_count", lambda: 4)
+    assert engine_threads._idle_cores(samples=1) == 3
+    monkeypatch.setattr(engine_threads.os, "cpu_count", lambda: None)
+    assert engine_threads._idle_cores(samples=1) == 1
+
+
+def test_without_threadpoolctl_the_library_setting_holds(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(engine_threads, "_BLAS", None)
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # the import fails
+    assert engine_threads._blas_controllers() == []
+    with engine_threads.blas_threads(SMALL):
+        pass
+
+
+def test_a_pass_at_the_threshold_counts_as_large(fake_blas, monkeypatch):
+    monkeypatch.setattr(engine_threads, "_others_running", lambda: 0)
+    with engine_threads.blas_threads((0.0, engine_threads.PARALLEL_PASS_FLOPS)):
+        assert fake_blas.num_threads == 2
+    with engine_threads.blas_threads((engine_threads.PARALLEL_FLOPS, 0.0)):
+        assert fake_blas.num_threads == 2
+    assert fake_blas.changes == []

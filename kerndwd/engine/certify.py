@@ -61,35 +61,35 @@ def _best_intercepts(b, applied, objective):
     kept inside the bracket the slope's sign has established (the slope is
     non-decreasing in ``b``): outside it, bisect, or, while one side is still
     open, step out by doubling distances.  Only the columns not yet settled
-    are evaluated."""
-    x = b.astype(float).copy()
+    are evaluated.  Called inside :func:`objective_gap_bounds`, whose
+    ``np.errstate`` covers the overflow of extreme decision values."""
+    x = b.copy()  # float: a row of the coefficients
     lo = np.full_like(x, -np.inf)
     hi = np.full_like(x, np.inf)
     reach = np.ones_like(x)
     active = np.arange(x.size)
     tol = _slope_tolerance(objective)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        for _ in range(_MAX_STEPS):
-            if active.size == 0:
-                break
-            xa = x[active]
-            slope, curv = _slope_and_curvature(xa, applied[:, active], objective)
-            lo_a, hi_a = lo[active], hi[active]
-            lo_a = np.where(slope < 0, xa, lo_a)
-            hi_a = np.where(slope > 0, xa, hi_a)
-            lo[active], hi[active] = lo_a, hi_a
-            done = (np.abs(slope) <= tol) | (hi_a - lo_a <= 1e-15 * np.maximum(1.0, np.abs(xa)))
-            if done.all():
-                break
-            newton = xa - slope / np.where(curv > 0, curv, np.nan)
-            inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
-            bracketed = np.isfinite(lo_a) & np.isfinite(hi_a)
-            r = reach[active]
-            outward = np.where(slope > 0, xa - r, xa + r)
-            x[active] = np.where(done, xa, np.where(inside, newton, np.where(bracketed, 0.5 * (lo_a + hi_a),
-                                                                              outward)))
-            reach[active] = np.where(inside | bracketed, r, 2.0 * r)
-            active = active[~done]
+    for _ in range(_MAX_STEPS):
+        if active.size == 0:
+            break
+        xa = x[active]
+        slope, curv = _slope_and_curvature(xa, applied[:, active], objective)
+        lo_a, hi_a = lo[active], hi[active]
+        lo_a = np.where(slope < 0, xa, lo_a)
+        hi_a = np.where(slope > 0, xa, hi_a)
+        lo[active], hi[active] = lo_a, hi_a
+        done = (np.abs(slope) <= tol) | (hi_a - lo_a <= 1e-15 * np.maximum(1.0, np.abs(xa)))
+        if done.all():
+            break
+        newton = xa - slope / np.where(curv > 0, curv, np.nan)
+        inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
+        bracketed = np.isfinite(lo_a) & np.isfinite(hi_a)
+        r = reach[active]
+        outward = np.where(slope > 0, xa - r, xa + r)
+        x[active] = np.where(done, xa, np.where(inside, newton, np.where(bracketed, 0.5 * (lo_a + hi_a),
+                                                                          outward)))
+        reach[active] = np.where(inside | bracketed, r, 2.0 * r)
+        active = active[~done]
     return x
 
 

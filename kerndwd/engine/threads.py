@@ -106,15 +106,16 @@ def threads(n: int | None) -> Iterator[None]:
         _USER.reset(token)
 
 
-def _others_running() -> int:
-    """Runnable threads of other processes now (Linux: /proc); 0 where unknown."""
+def _others_running(proc: str = "/proc") -> int:
+    """Runnable threads of other processes now (Linux: ``proc``'s ``loadavg``,
+    less this process's threads in state R); 0 where unknown."""
     try:
-        with open("/proc/loadavg") as f:
+        with open(f"{proc}/loadavg") as f:
             running = int(f.read().split()[3].split("/")[0])
         own = 0
-        for task in os.listdir("/proc/self/task"):
+        for task in os.listdir(f"{proc}/self/task"):
             try:
-                with open(f"/proc/self/task/{task}/stat") as f:
+                with open(f"{proc}/self/task/{task}/stat") as f:
                     stat = f.read()
             except OSError:
                 continue
