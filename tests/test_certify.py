@@ -238,7 +238,8 @@ class _CountingSlopes:
 
 @pytest.mark.parametrize("q", [0.5, 1.0, 4.0])
 @pytest.mark.parametrize("scale", [None, 1e6], ids=["unweighted", "weights-1e6"])
-def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale):
+@pytest.mark.parametrize("majority", [1.0, -1.0], ids=["more-positive", "more-negative"])
+def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, majority):
     """Columns started at, near, and 1e4 away on either side of their best
     intercept (reached by doubling outwards, then bisection and Newton): each
     ends at the minimiser found by 300 bisections of the slope's sign, within
@@ -247,13 +248,17 @@ def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale):
 
     rng = np.random.default_rng(5)
     X = rng.standard_normal((40, 2))
-    y = np.where(np.arange(40) < 26, 1.0, -1.0)  # unbalanced: a unique minimiser
+    y = majority * np.where(np.arange(40) < 26, 1.0, -1.0)  # unbalanced: a unique minimiser
     w = None if scale is None else np.linspace(0.5, 2.0, 40) * scale
     problem = Problem.from_arrays(X, y, np.array([1.0]), q=q, weights=w, kern=kerndwd.vanilladot())
     maj = build_majoriser(problem, FactorCache(X, kerndwd.vanilladot()))
     objective = Objective(maj.form, y, maj.loss)
     applied = X @ np.array([[0.0, 1.0, 3.0, -2.0, 0.1], [0.0, 0.5, -1.0, 4.0, 0.0]])
-    start = np.array([0.0, 1e4, -1e4, 30.0, -0.3])
+    # two columns that misclassify every row by 10: no curvature near b = 0 (every
+    # row on the loss's linear piece), so the search steps out by doubling, both ways
+    wrong = -10.0 * y + 0.1 * X[:, 0]
+    applied = np.column_stack([applied, wrong, -wrong[::-1]])
+    start = np.array([0.0, 1e4, -1e4, 30.0, -0.3, 0.0, 0.5])
 
     def slope(b, a):
         return objective.derivatives_and_curvatures(b + a[:, None])[0].mean()

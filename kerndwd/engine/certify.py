@@ -69,9 +69,7 @@ def _best_intercepts(b, applied, objective):
     reach = np.ones_like(x)
     active = np.arange(x.size)
     tol = _slope_tolerance(objective)
-    for _ in range(_MAX_STEPS):
-        if active.size == 0:
-            break
+    for _ in range(_MAX_STEPS):  # ``active`` stays non-empty: all done ends the loop
         xa = x[active]
         slope, curv = _slope_and_curvature(xa, applied[:, active], objective)
         lo_a, hi_a = lo[active], hi[active]
