@@ -109,9 +109,7 @@ def test_at_the_best_intercepts_the_bound_is_the_dual_norm_of_the_gradient(kern)
     X, y = X[::4], y[::4]  # both classes, 125 rows
     lams = np.array([10.0, 0.5])
     path = _quiet_fit(X, y, lams, kern=kern, eps=1e-4)
-    problem = Problem.from_arrays(X, y, lams, kern=kern)
-    maj = build_majoriser(problem, FactorCache(X, kern))
-    objective = Objective(maj.form, y, maj.loss)
+    objective, maj = _objective(X, y, kern)
     evaluated = [objective.evaluate(path.alpha[:, j], lams[j]) for j in range(2)]
     decisions = np.column_stack([f for f, _, _ in evaluated])
     gradients = np.column_stack([g for _, _, g in evaluated])
@@ -136,66 +134,21 @@ def test_at_the_best_intercepts_the_bound_is_the_dual_norm_of_the_gradient(kern)
         objective_gap_bounds(objective, path.alpha, lams, decisions=decisions))
 
 
-class _NoPassOverTheRows:
-    """An objective whose every pass over the rows fails the test."""
 
-    def __init__(self, objective):
-        self.form, self.loss = objective.form, objective.loss
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the bound took a pass over the rows ({name})")
-
-
-def _linear_objective(n=40, lams=(1.0,), y=None):
-    rng = np.random.default_rng(4)
-    X = rng.standard_normal((n, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0) if y is None else y
-    problem = Problem.from_arrays(X, y, np.asarray(lams), kern=kerndwd.vanilladot())
-    maj = build_majoriser(problem, FactorCache(X, kerndwd.vanilladot()))
-    return Objective(maj.form, y, maj.loss)
-
-
-def test_slopes_up_to_the_tolerance_take_the_bound_from_the_gradient_alone():
-    """Intercept slopes at most 1e-14 (times the mean weight) count as at the
-    best intercepts: the linear form's bound is read from the gradient, with
-    no pass over the rows; a slope above it searches the intercepts."""
-    objective = _linear_objective()
-    alpha = np.array([[0.1, 0.2], [0.5, -0.3], [0.0, 0.4]])
-    lams = np.array([1.0, 0.25])
-    gradients = np.array([[1e-14, -1e-14], [0.3, 0.0], [0.4, 2.0]])
-    got = objective_gap_bounds(_NoPassOverTheRows(objective), alpha, lams, gradients=gradients)
-    np.testing.assert_allclose(got, [0.25 / 4.0, 4.0 / 1.0], rtol=1e-15)
-    gradients[0, 1] = 2e-14
-    with pytest.raises(AssertionError, match="pass over the rows"):
-        objective_gap_bounds(_NoPassOverTheRows(objective), alpha, lams, gradients=gradients)
-
-
-@pytest.mark.parametrize("kern", [kerndwd.vanilladot(), kerndwd.rbfdot(1.0)], ids=["linear", "rbf"])
-def test_coefficients_at_the_edge_of_double_precision_give_inf_without_a_warning(kern):
-    """Decision values near the largest double overflow the data term (inf - inf
-    between two intercepts) and a gradient of 1e200 overflows its square: the
-    bound is inf, quietly (the caller reports it)."""
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((30, 2))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    lams = np.array([0.1])
-    problem = Problem.from_arrays(X, y, lams, kern=kern)
+def _objective(X, y, kern=kerndwd.vanilladot(), q=1.0, weights=None):
+    """``(F on the rows, its majoriser)``."""
+    problem = Problem.from_arrays(X, y, np.array([1.0]), q=q, weights=weights, kern=kern)
     maj = build_majoriser(problem, FactorCache(X, kern))
-    objective = Objective(maj.form, y, maj.loss)
-    huge = np.full((maj.ncoef, 1), 1e308)
-    huge[0] = 0.0
-    gradient = np.full((maj.ncoef, 1), 1e200)
-    gradient[0] = 0.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert objective_gap_bounds(objective, huge, lams).tolist() == [np.inf]
-        assert objective_gap_bounds(objective, huge, lams, gradients=gradient).tolist() == [np.inf]
-        moderate = objective_gap_bounds(objective, huge / 1e158, lams)
-    assert np.isfinite(moderate).all() and (moderate > 0).all()
+    return Objective(maj.form, y, maj.loss), maj
+
+
+def _rows(n=40, seed=4):
+    X = np.random.default_rng(seed).standard_normal((n, 2))
+    return X, np.where(X[:, 0] > 0, 1.0, -1.0)
 
 
 class _Counting:
-    """An objective that records the name of every method called."""
+    """An objective that records the name of every method called (a pass over the rows each)."""
 
     def __init__(self, objective):
         self._objective, self.calls = objective, []
@@ -211,11 +164,47 @@ class _Counting:
         return counted
 
 
+def test_slopes_up_to_the_tolerance_take_the_bound_from_the_gradient_alone():
+    """Intercept slopes at most 1e-14 (times the mean weight) count as at the
+    best intercepts: the linear form's bound is read from the gradient, with
+    no pass over the rows; a slope above it searches the intercepts."""
+    counting = _Counting(_objective(*_rows())[0])
+    alpha = np.array([[0.1, 0.2], [0.5, -0.3], [0.0, 0.4]])
+    lams = np.array([1.0, 0.25])
+    gradients = np.array([[1e-14, -1e-14], [0.3, 0.0], [0.4, 2.0]])
+    got = objective_gap_bounds(counting, alpha, lams, gradients=gradients)
+    np.testing.assert_allclose(got, [0.25 / 4.0, 4.0 / 1.0], rtol=1e-15)
+    assert counting.calls == []
+    gradients[0, 1] = 2e-14
+    objective_gap_bounds(counting, alpha, lams, gradients=gradients)
+    assert "derivatives_and_curvatures" in counting.calls
+
+
+@pytest.mark.parametrize("kern", [kerndwd.vanilladot(), kerndwd.rbfdot(1.0)], ids=["linear", "rbf"])
+def test_coefficients_at_the_edge_of_double_precision_give_inf_without_a_warning(kern):
+    """Decision values near the largest double overflow the data term (inf - inf
+    between two intercepts) and a gradient of 1e200 overflows its square: the
+    bound is inf, quietly (the caller reports it)."""
+    objective, maj = _objective(*_rows(30, seed=0), kern)
+    lams = np.array([0.1])
+    huge = np.full((maj.ncoef, 1), 1e308)
+    huge[0] = 0.0
+    gradient = np.full_like(huge, 1e200)
+    gradient[0] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert objective_gap_bounds(objective, huge, lams).tolist() == [np.inf]
+        assert objective_gap_bounds(objective, huge, lams, gradients=gradient).tolist() == [np.inf]
+        moderate = objective_gap_bounds(objective, huge / 1e158, lams)
+    assert np.isfinite(moderate).all() and (moderate > 0).all()
+
+
 def test_intercepts_the_search_leaves_in_place_evaluate_the_data_term_once():
     """Balanced labels at theta = 0, b = 0: the intercept's slope is exactly 0,
     the search returns the intercept given, and the data term there is the one
     already evaluated (no second pass over the rows)."""
-    objective = _linear_objective(y=np.repeat([1.0, -1.0], 20))
+    X, _ = _rows()
+    objective, _ = _objective(X, np.repeat([1.0, -1.0], 20))
     counting = _Counting(objective)
     bound = objective_gap_bounds(counting, np.zeros((3, 1)), np.array([0.5]))
     assert "data_term" not in counting.calls and counting.calls.count("data_term_and_derivative") == 1
@@ -225,37 +214,23 @@ def test_intercepts_the_search_leaves_in_place_evaluate_the_data_term_once():
     assert want > 0
 
 
-class _CountingSlopes:
-    """An objective that counts the search's evaluations of slope and curvature."""
-
-    def __init__(self, objective):
-        self._objective, self.form, self.loss, self.calls = objective, objective.form, objective.loss, 0
-
-    def derivatives_and_curvatures(self, f):
-        self.calls += 1
-        return self._objective.derivatives_and_curvatures(f)
-
-
 @pytest.mark.parametrize("q", [0.5, 1.0, 4.0])
 @pytest.mark.parametrize("scale", [None, 1e6], ids=["unweighted", "weights-1e6"])
 @pytest.mark.parametrize("majority", [1.0, -1.0], ids=["more-positive", "more-negative"])
 def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, majority):
     """Columns started at, near, and 1e4 away on either side of their best
-    intercept (reached by doubling outwards, then bisection and Newton): each
-    ends at the minimiser found by 300 bisections of the slope's sign, within
-    rounding, in a bounded number of evaluations."""
+    intercept, and on the loss's flat piece (reached by doubling outwards, then
+    bisection and Newton): each ends at the minimiser found by 300 bisections
+    of the slope's sign, within rounding, in a bounded number of evaluations."""
     from kerndwd.engine.certify import _best_intercepts
 
-    rng = np.random.default_rng(5)
-    X = rng.standard_normal((40, 2))
+    X, _ = _rows(seed=5)
     y = majority * np.where(np.arange(40) < 26, 1.0, -1.0)  # unbalanced: a unique minimiser
     w = None if scale is None else np.linspace(0.5, 2.0, 40) * scale
-    problem = Problem.from_arrays(X, y, np.array([1.0]), q=q, weights=w, kern=kerndwd.vanilladot())
-    maj = build_majoriser(problem, FactorCache(X, kerndwd.vanilladot()))
-    objective = Objective(maj.form, y, maj.loss)
+    objective, _ = _objective(X, y, q=q, weights=w)
     applied = X @ np.array([[0.0, 1.0, 3.0, -2.0, 0.1], [0.0, 0.5, -1.0, 4.0, 0.0]])
     # two columns that misclassify every row by 10: no curvature near b = 0 (every
-    # row on the loss's linear piece), so the search steps out by doubling, both ways
+    # row on the loss's linear piece), so the search steps out by doubling
     wrong = -10.0 * y + 0.1 * X[:, 0]
     applied = np.column_stack([applied, wrong, -wrong[::-1]])
     start = np.array([0.0, 1e4, -1e4, 30.0, -0.3, 0.0, 0.5])
@@ -270,11 +245,8 @@ def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, m
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if slope(mid, a) > 0 else (mid, hi)
         want.append(0.5 * (lo + hi))
-    counting = _CountingSlopes(objective)
-    got = _best_intercepts(start.copy(), applied, counting)
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
-    assert counting.calls <= 120
-    one = _CountingSlopes(objective)  # a column alone: the same minimiser
-    np.testing.assert_allclose(_best_intercepts(start[2:3].copy(), applied[:, 2:3], one), want[2:3],
-                               rtol=1e-9, atol=1e-9)
-    assert one.calls <= 120
+    for columns in (slice(None), slice(2, 3)):  # together, and a column alone
+        counting = _Counting(objective)
+        got = _best_intercepts(start[columns].copy(), applied[:, columns], counting)
+        np.testing.assert_allclose(got, np.array(want)[columns], rtol=1e-9, atol=1e-9)
+        assert len(counting.calls) <= 120
