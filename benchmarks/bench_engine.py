@@ -30,16 +30,15 @@ from pathlib import Path
 import numpy as np
 
 try:
-    from ._shared import ROOT, _load_line, circle, command_line, machine_description, median_seconds, table1
+    from ._shared import ROOT, Report, circle, median_seconds, table1
 except ImportError:  # loaded by path, outside the package (see _in_subprocess): its neighbour is loaded likewise
     import importlib.util
 
     _spec = importlib.util.spec_from_file_location("benchmarks_shared", Path(__file__).with_name("_shared.py"))
     _shared = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_shared)
-    ROOT, circle, machine_description, median_seconds, table1 = (
-        _shared.ROOT, _shared.circle, _shared.machine_description, _shared.median_seconds, _shared.table1)
-    _load_line, command_line = _shared._load_line, _shared.command_line
+    ROOT, Report, circle, median_seconds, table1 = (
+        _shared.ROOT, _shared.Report, _shared.circle, _shared.median_seconds, _shared.table1)
 
 #: name -> (description, builder); the builder returns a zero-argument call
 #: and the data it needs is generated once, from a fixed seed.
@@ -159,18 +158,15 @@ def main(argv=None):
                          "current alternating; the table gives the median of the processes' medians, "
                          "their range, and the ratio of the medians")
     args = ap.parse_args(argv)
-    rounds = max(1, args.rounds)
-    lines = [f"Command: `{command_line('benchmarks.bench_engine', argv)}`", "",
-             f"Machine: {machine_description()}; medians of {args.reps} calls"
-             + (f" in each of {rounds} processes per tree." if rounds > 1 else "."), "",
-             _load_line("at the start") + f" on {os.cpu_count()} cores.", ""]
+    rounds = max(1, args.rounds) if args.baseline else 1
+    rep = Report("bench_engine", "Engine timings on fixed cases", argv)
+    rep.add(f"Medians of {args.reps} calls" + (f" in each of {rounds} processes per tree." if rounds > 1 else "."), "")
     if args.baseline:
-        lines += [f"Baseline: `{args.baseline}`; ratio = baseline / current (above 1: current is faster).", "",
-                  "| case | what | current (s) | range | passes | baseline (s) | range | passes | ratio |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        rep.add(f"Baseline: `{args.baseline}`; ratio = baseline / current (above 1: current is faster).", "",
+                "| case | what | current (s) | range | passes | baseline (s) | range | passes | ratio |",
+                "|---|---|---|---|---|---|---|---|---|")
     else:
-        lines += ["| case | what | seconds | passes |", "|---|---|---|---|"]
-    print("\n".join(lines), flush=True)
+        rep.add("| case | what | seconds | passes |", "|---|---|---|---|")
     for name in args.cases:
         desc = CASES[name][0]
         if args.baseline:
@@ -178,24 +174,20 @@ def main(argv=None):
             for _ in range(rounds):  # alternating, so that a slow spell of the machine falls on both
                 base.append(_in_subprocess(args.baseline, name, args.reps))
                 cur.append(_in_subprocess(ROOT, name, args.reps))
-            b, c = (float(np.median([r["median"] for r in runs])) for runs in (base, cur))
-
-            def spread(runs):
-                times = [r["median"] for r in runs]
-                return f"{min(times):.4g}-{max(times):.4g}"
-
-            row = (f"| {name} | {desc} | {c:.4g} | {spread(cur)} | {cur[0]['passes']} | {b:.4g} | "
-                   f"{spread(base)} | {base[0]['passes']} | {b / c:.2f} |")
+            b, c = _median_and_range(base), _median_and_range(cur)
+            rep.add(f"| {name} | {desc} | {c[0]:.4g} | {c[1]} | {cur[0]['passes']} | {b[0]:.4g} | {b[1]} | "
+                    f"{base[0]['passes']} | {b[0] / c[0]:.2f} |")
         else:
             now = time_case(name, args.reps)
-            row = f"| {name} | {desc} | {now['median']:.4g} | {now['passes']} |"
-        lines.append(row)
-        print(row, flush=True)
-    lines += ["", _load_line("at the end") + "."]
-    print(lines[-1], flush=True)
+            rep.add(f"| {name} | {desc} | {now['median']:.4g} | {now['passes']} |")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(lines) + "\n")
+        rep.write(args.out)
+
+
+def _median_and_range(runs):
+    """The median of the processes' medians, and their range as text."""
+    times = [r["median"] for r in runs]
+    return float(np.median(times)), f"{min(times):.4g}-{max(times):.4g}"
 
 
 if __name__ == "__main__":
