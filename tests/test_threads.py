@@ -1,6 +1,8 @@
 """BLAS threads: the engine's choice by the size of a fit's BLAS-3 work, the
 user's override (kerndwd.threads), and that neither changes a number."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -107,15 +109,49 @@ def test_large_work_beside_a_busy_core_uses_the_idle_one(seen, two_threads, monk
     assert all(n == 1 for n in seen[0]) and all(n == 2 for n in blas_threads_now())
 
 
-def test_the_others_running_are_counted_from_proc():
+def test_a_busy_process_beside_is_counted_from_proc():
+    """The default ``/proc`` sees a process that spins beside this one (a look
+    can fall in its pause: the most of twenty looks counts)."""
     import os
+    import subprocess
+    import sys
 
     if not os.path.exists("/proc/loadavg"):
         pytest.skip("no /proc here")
-    others = engine_threads._others_running()
-    with open("/proc/loadavg") as f:
-        total = int(f.read().split()[3].split("/")[0])
-    assert 0 <= others <= total
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)  # started and spinning
+        looks = []
+        for _ in range(20):
+            looks.append(engine_threads._others_running())
+            time.sleep(0.01)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert max(looks) >= 1
+
+
+def test_the_idle_cores_are_the_fewest_of_three_looks_half_a_millisecond_apart(monkeypatch):
+    monkeypatch.setattr(engine_threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    counts, pauses = iter([0, 2, 1]), []
+    monkeypatch.setattr(engine_threads, "_others_running", lambda: next(counts))
+    monkeypatch.setattr(engine_threads.time, "sleep", pauses.append)
+    assert engine_threads._idle_cores() == 2
+    assert pauses == [5e-4, 5e-4]
+
+
+def test_a_block_object_entered_again_inside_its_own_work_restores_nothing(fake_blas):
+    """Each entry decides anew whether it chose: an object that chose once and
+    is entered again inside a block for the same work leaves that block's
+    choice to it."""
+    block = engine_threads.blas_threads(SMALL)
+    with block:
+        assert fake_blas.num_threads == 1
+    with engine_threads.blas_threads(SMALL):
+        with block:
+            assert fake_blas.num_threads == 1
+        assert fake_blas.num_threads == 1 and engine_threads._ENCLOSING.get() is not None
+    assert fake_blas.changes == [1, 2, 1, 2] and engine_threads._ENCLOSING.get() is None
 
 
 @pytest.mark.parametrize("n", [0, -1, 1.5, "2", True])

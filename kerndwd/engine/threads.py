@@ -153,24 +153,25 @@ class blas_threads:
     comparison, not a generator's frame."""
 
     __slots__ = ("_key", "_token", "_restore")
+    _token: contextvars.Token | None  # set by each entry: None where an enclosing block's choice holds
     _restore: list  # [(library, count before)], set where a block chooses (its token set)
 
     def __init__(self, work: tuple[float, float]) -> None:
         once, per_pass = work
         self._key = ((once, per_pass), _USER.get())
-        self._token: contextvars.Token | None = None
 
     def __enter__(self) -> None:
         key = self._key
         if _ENCLOSING.get() == key:  # inside a block for the same work: its choice holds
+            self._token = None
             return
-        self._token = _ENCLOSING.set(key)
+        token = _ENCLOSING.set(key)
         try:
             self._restore = _choose(*key)
         except BaseException:
-            _ENCLOSING.reset(self._token)
-            self._token = None
+            _ENCLOSING.reset(token)
             raise
+        self._token = token
 
     def __exit__(self, *exc: object) -> None:
         if self._token is None:
@@ -178,25 +179,24 @@ class blas_threads:
         for lib, b in self._restore:
             lib.set_num_threads(b)
         _ENCLOSING.reset(self._token)
-        self._token = None
 
 
 def _choose(work: tuple[float, float], n: int | None) -> list:
     """Set the BLAS libraries' threads for ``work`` (``n``: the user's count, or
     None); returns ``[(library, count before)]`` of those changed."""
     libs = _blas_controllers()
-    if n is None:
+    user = n is not None
+    if not user:
         once, per_pass = work
         if once < PARALLEL_FLOPS and per_pass < PARALLEL_PASS_FLOPS:
             n = 1
         elif libs:
-            idle = _idle_cores()
-            n = None if all(lib.num_threads <= idle for lib in libs) else idle
-    if n is None:
-        return []
-    before = [lib.num_threads for lib in libs]
-    if all(b == n for b in before):
-        return []
-    for lib, b in zip(libs, before):
-        lib.set_num_threads(min(n, b) if _USER.get() is None else n)
-    return list(zip(libs, before))
+            n = _idle_cores()
+    changed = []
+    for lib in libs:  # the user's count as given; the choice never above the library's setting
+        before = lib.num_threads
+        count = n if user else min(n, before)
+        if count != before:
+            lib.set_num_threads(count)
+            changed.append((lib, before))
+    return changed
