@@ -250,3 +250,75 @@ def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, m
         got = _best_intercepts(start[columns].copy(), applied[:, columns], counting)
         np.testing.assert_allclose(got, np.array(want)[columns], rtol=1e-9, atol=1e-9)
         assert len(counting.calls) <= 120
+
+
+def _search_trace(start, applied, objective, monkeypatch):
+    """Run the intercept search and return, per column, the intercepts it
+    evaluated with the slope and curvature found there, and its result."""
+    from kerndwd.engine import certify
+
+    trace = [[] for _ in range(applied.shape[1])]
+    inner = certify._slope_and_curvature
+
+    def recording(b, cols, obj):
+        slope, curv = inner(b, cols, obj)
+        for k in range(cols.shape[1]):
+            j = next(j for j in range(applied.shape[1]) if np.array_equal(applied[:, j], cols[:, k]))
+            trace[j].append((float(b[k]), float(slope[k]), float(curv[k])))
+        return slope, curv
+
+    monkeypatch.setattr(certify, "_slope_and_curvature", recording)
+    return trace, certify._best_intercepts(start.copy(), applied, objective)
+
+
+@pytest.mark.parametrize("weights", [None, 1e6], ids=["unweighted", "weights-1e6"])
+def test_the_intercept_search_follows_its_rules_step_by_step(weights, monkeypatch):
+    """Every move of the search, column by column, is the one its docstring
+    states: from the current point, Newton's point where the curvature is
+    positive and the point lies strictly inside the bracket (the largest
+    intercept of negative slope, the smallest of positive slope); otherwise the
+    bracket's midpoint once both ends exist; otherwise a step against the slope
+    of 1, 2, 4, ... (doubling with each such step).  A column stops, and is
+    evaluated no more, at the first point whose slope is at most the tolerance
+    or whose bracket is below rounding; the others go on."""
+    from kerndwd.engine.certify import _slope_tolerance
+
+    X, _ = _rows(seed=5)
+    y = np.where(np.arange(40) < 26, 1.0, -1.0)
+    w = None if weights is None else np.linspace(0.5, 2.0, 40) * weights
+    objective, _ = _objective(X, y, q=1.0, weights=w)
+    wrong = -10.0 * y + 0.1 * X[:, 0]  # every row on the loss's linear piece near b = 0
+    applied = np.column_stack([X @ [1.0, 0.5], X @ [3.0, -1.0], wrong, -wrong[::-1], X @ [-2.0, 4.0]])
+    start = np.array([0.0, 1e4, 0.0, 0.5, -30.0])
+    tol = _slope_tolerance(objective)
+    held = objective.loss.weights  # the weights as the loss holds them (rescaled)
+    assert tol == (1e-14 if weights is None else 1e-14 * np.mean(held)) and (weights is None or np.ptp(held) > 0)
+    trace, got = _search_trace(start, applied, objective, monkeypatch)
+    moves = {"newton": 0, "midpoint": 0, "outward": 0}
+    for j, steps in enumerate(trace):
+        assert steps[0][0] == start[j]
+        lo, hi, reach = -np.inf, np.inf, 1.0
+        for k, (x, slope, curv) in enumerate(steps):
+            if slope < 0:
+                lo = max(lo, x)
+            if slope > 0:
+                hi = min(hi, x)
+            done = abs(slope) <= tol or hi - lo <= 1e-15 * max(1.0, abs(x))
+            assert done == (k == len(steps) - 1), (j, k)  # the last evaluation, and only it, settles
+            if done:
+                break
+            following = steps[k + 1][0]
+            newton = x - slope / curv if curv > 0 else np.nan
+            if np.isfinite(newton) and lo < newton < hi:
+                assert following == newton, (j, k)
+                moves["newton"] += 1
+            elif np.isfinite(lo) and np.isfinite(hi):
+                assert following == 0.5 * (lo + hi), (j, k)
+                moves["midpoint"] += 1
+            else:
+                assert following == x - np.sign(slope) * reach, (j, k)
+                reach *= 2.0
+                moves["outward"] += 1
+        assert got[j] == steps[-1][0]
+    assert all(count > 0 for count in moves.values()), moves  # every rule was exercised
+    assert len(trace[1]) > len(trace[0])  # the far start took more steps (the columns are not moved together)
