@@ -175,3 +175,150 @@ def test_a_slow_lambda_s_moves_reach_the_monitor_in_batches_and_every_one_reache
     quiet(SimpleNamespace(kind="newton"))
     quiet(SimpleNamespace(kind="newton"))
     assert reported == [3, 3, 2]
+
+
+class _Clock:
+    """``time.monotonic`` of the progress module, moved by hand."""
+
+    def __init__(self, monkeypatch):
+        self.now = 100.0
+        monkeypatch.setattr("kerndwd.engine.progress.time.monotonic", lambda: self.now)
+
+
+def test_the_lines_follow_the_clock_the_interval_and_the_counters(monkeypatch):
+    """On a hand-moved clock: nothing within the first interval, then at most a
+    line an interval, except the path's start, the last unit and the close,
+    which always show; passes running and done, lambdas and gradient norms
+    formatted to 3 and 2 digits."""
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    clock = _Clock(monkeypatch)
+    out = io.StringIO()
+    p = Progress("fit", stream=out)
+    assert p.min_interval == 0.25 and p.total is None and p.unit == "lambda"
+    p.path_started(2, "mm")
+    assert out.getvalue() == ""  # within the first interval: nothing, even forced
+    clock.now += 0.25
+    p.path_started(2, "mm")  # forced, once the work has lasted the interval
+    assert out.getvalue() == "fit: lambda 0/2; solver mm\n" and p.total == 2
+    p.passes(5)
+    assert out.getvalue().count("\n") == 1  # within an interval of the last line
+    clock.now += 0.25
+    p.passes(3)
+    assert out.getvalue().splitlines()[-1] == "fit: lambda 0/2; solver mm, passes 8"
+    p.passes_done(9)
+    p.passes(2)  # the next run's moves count on top of the passes done
+    clock.now += 0.3
+    p.lambda_done(0, 0.123456, 9, 1.23456e-3)
+    assert out.getvalue().splitlines()[-1] == "fit: lambda 1/2; solver mm, passes 11, lambda 0.123, |grad| 0.0012"
+    lines = out.getvalue().count("\n")
+    p.lambda_done(1, 1e-5, 4, 5e-7)  # the last unit shows at once
+    assert out.getvalue().count("\n") == lines + 1
+    assert out.getvalue().splitlines()[-1] == "fit: lambda 2/2; solver mm, passes 11, lambda 1e-05, |grad| 5e-07"
+    p.close()
+    assert out.getvalue().count("\n") == lines + 2
+
+
+def test_other_units_other_counters_and_a_pass_name(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    clock = _Clock(monkeypatch)
+    out = io.StringIO()
+    p = Progress("cv folds", total=3, unit="fold", stream=out, min_interval=1.0)
+    clock.now += 1.0
+    p.path_started(10, "bcd", pass_name="sweeps")  # a fold's path does not set the folds' total
+    assert p.total == 3 and out.getvalue() == "cv folds: fold 0/3; solver bcd\n"
+    clock.now += 1.0
+    p.lambda_done(0, 0.5, 7, 0.1)  # a lambda of a fold is no fold
+    assert p.done == 0 and out.getvalue().splitlines()[-1] == "cv folds: fold 0/3; solver bcd, lambda 0.5, |grad| 0.1"
+    p.chunks_formed(1, 4)
+    assert out.getvalue().count("\n") == 2  # within the interval
+    p.chunks_formed(4, 4)  # all formed: shown at once
+    assert out.getvalue().splitlines()[-1].endswith("feature chunks 4/4")
+    clock.now += 1.0
+    p.tasks_run(6)
+    clock.now += 1.0
+    p.tasks_run(4)
+    assert out.getvalue().splitlines()[-1].endswith("tasks 10")
+    p.passes(2)
+    assert p.counters["sweeps"] == 2 and "passes" not in p.counters
+    p.advance(2)
+    assert p.done == 2
+    p.advance()
+    assert out.getvalue().splitlines()[-1].startswith("cv folds: fold 3/3;")
+    bare = Progress("fit", stream=out, min_interval=0.0)
+    bare.close()
+    assert out.getvalue().splitlines()[-1] == "fit: lambda 0"  # no total, no counters
+
+
+class _FakeBar:
+    made = []
+
+    def __init__(self, **kwargs):
+        self.kwargs, self.postfix, self.updates, self.resets, self.closed = kwargs, [], [], [], False
+        _FakeBar.made.append(self)
+
+    def set_postfix_str(self, text, refresh):
+        self.postfix.append((text, refresh))
+
+    def update(self, units):
+        self.updates.append(units)
+
+    def reset(self, total):
+        self.resets.append(total)
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_bar_is_made_once_the_work_lasts_and_carries_the_counters(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "tqdm.auto", types.SimpleNamespace(tqdm=_FakeBar))
+    _FakeBar.made = []
+    clock = _Clock(monkeypatch)
+    out = io.StringIO()
+    with reporting(Progress("fit", stream=out)) as p:
+        p.lambda_done(0, 1.0, 3, 0.5)  # within the first interval: no bar yet
+        assert _FakeBar.made == [] and p.done == 1
+        clock.now += 0.25
+        p.path_started(4, "newton", pass_name="iterations")  # a path's total reaches the bar made later
+        (bar,) = _FakeBar.made
+        assert bar.kwargs == {"total": 4, "desc": "fit", "unit": "lambda", "file": out, "leave": True,
+                              "initial": 1}
+        assert bar.postfix[-1] == ("lambda 1, |grad| 0.5, solver newton", True)  # in the order first set
+        p.path_started(6, "newton")  # a later path of the same call keeps the total
+        assert bar.resets == [] and p.total == 4
+        p.advance(2)
+        assert bar.updates == [2]
+    assert bar.closed and out.getvalue() == ""  # the bar draws; no plain line is written
+    assert len(_FakeBar.made) == 1
+
+
+def test_a_bar_drawn_before_the_path_starts_takes_its_total(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "tqdm.auto", types.SimpleNamespace(tqdm=_FakeBar))
+    _FakeBar.made = []
+    clock = _Clock(monkeypatch)
+    p = Progress("fit", stream=io.StringIO(), use_tqdm=True)
+    clock.now += 1.0
+    p.tasks_run(3)
+    (bar,) = _FakeBar.made
+    assert bar.kwargs["total"] is None
+    p.path_started(5, "mm")
+    assert bar.resets == [5] and p.total == 5
+
+
+def test_reporting_makes_the_progress_current_and_closes_it():
+    from kerndwd.engine.progress import current
+
+    closed = []
+    p = Progress("fit", stream=io.StringIO(), use_tqdm=False)
+    p.close = lambda: closed.append(True)
+    assert current() is None
+    with reporting(None) as nothing:
+        assert nothing is None and current() is None
+    with pytest.raises(RuntimeError):
+        with reporting(p) as got:
+            assert got is p and current() is p
+            raise RuntimeError("the work failed")
+    assert current() is None and closed == [True]

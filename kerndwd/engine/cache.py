@@ -42,7 +42,7 @@ def available_memory():
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    try:  # pragma: no cover - systems without /proc
+    try:  # systems without /proc
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
