@@ -311,3 +311,19 @@ def test_cache_kernel_is_checked_by_name():
     X, y, _ = circle(40, 3)
     with pytest.raises(TypeError, match="cache_kernel must be True, False or None"):
         kerndwd.fit(X, y, [0.1], kern=KERN, solver="bcd", cache_kernel="yes")
+
+
+def test_the_kernel_is_formed_before_the_folds_only_where_it_is_kept():
+    """``prepare`` (before cross-validation splits the rows) forms the kernel
+    matrix where the design keeps it, so every fold slices it; where it is not
+    kept, or the rows are on a cluster, nothing n x n is formed."""
+    from types import SimpleNamespace
+
+    X, y, _ = circle(30, 3)
+    for cache_kernel, storage, formed in [(True, "dense", True), (False, "dense", False), (None, "dense", True),
+                                          (True, "remote", False)]:
+        design = make_design("bcd", {"cache_kernel": cache_kernel})
+        cache = FactorCache(X, KERN)
+        design.prepare(SimpleNamespace(storage=storage, n=30), cache, folds=None)
+        assert ("kernel_matrix" in cache._memo) is formed, (cache_kernel, storage)
+    assert make_design("bcd", {}).keeps_kernel(30)  # 7 KiB fits any memory budget

@@ -138,6 +138,15 @@ def test_a_block_s_rows_are_put_together_and_broadcast_on_the_cluster(client):
 
 def test_the_kernel_is_checked_where_the_rows_live(client):
     """The exact solver's refusals, made by tasks beside the chunks."""
+    _assert_kernel_refusals()
+
+
+def test_the_kernel_is_checked_on_the_chunks_without_a_cluster():
+    with dask.config.set(scheduler="synchronous"):
+        _assert_kernel_refusals()
+
+
+def _assert_kernel_refusals():
     X, y, _ = _circle(n=120, seed=8)
     with pytest.raises(ValueError, match=r"kern=rbfdot\(sigma=1.0\) cannot be formed accurately"):
         kerndwd.fit(da.from_array(X * 1e8, chunks=(60, 2)), y, [0.1], kern=RBF, solver="bcd")
