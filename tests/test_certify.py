@@ -214,7 +214,7 @@ def test_intercepts_the_search_leaves_in_place_evaluate_the_data_term_once():
     assert want > 0
 
 
-@pytest.mark.parametrize("q", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("q", [0.5, 1.0, 4.0, 100.0])
 @pytest.mark.parametrize("scale", [None, 1e6], ids=["unweighted", "weights-1e6"])
 @pytest.mark.parametrize("majority", [1.0, -1.0], ids=["more-positive", "more-negative"])
 def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, majority):
@@ -232,8 +232,10 @@ def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, m
     # two columns that misclassify every row by 10: no curvature near b = 0 (every
     # row on the loss's linear piece), so the search steps out by doubling
     wrong = -10.0 * y + 0.1 * X[:, 0]
-    applied = np.column_stack([applied, wrong, -wrong[::-1]])
-    start = np.array([0.0, 1e4, -1e4, 30.0, -0.3, 0.0, 0.5])
+    # and two columns whose best intercepts lie 5 and 40 from the start, at q = 100 on the loss's
+    # far tail, where Newton's step is long (it once left the search without a minimiser)
+    applied = np.column_stack([applied, wrong, -wrong[::-1], X @ [0.01, 0.0] - 5.0, X @ [1.0, 2.0] + 40.0])
+    start = np.array([0.0, 1e4, -1e4, 30.0, -0.3, 0.0, 0.5, 0.0, 0.0])
 
     def slope(b, a):
         return objective.derivatives_and_curvatures(b + a[:, None])[0].mean()
@@ -247,8 +249,16 @@ def test_the_intercept_search_finds_each_minimiser_from_near_and_far(q, scale, m
         want.append(0.5 * (lo + hi))
     for columns in (slice(None), slice(2, 3)):  # together, and a column alone
         counting = _Counting(objective)
-        got = _best_intercepts(start[columns].copy(), applied[:, columns], counting)
-        np.testing.assert_allclose(got, np.array(want)[columns], rtol=1e-9, atol=1e-9)
+        with np.errstate(over="ignore", invalid="ignore"):  # as its caller: the tail of V_100 overflows
+            got = _best_intercepts(start[columns].copy(), applied[:, columns], counting)
+        if q < 100:
+            np.testing.assert_allclose(got, np.array(want)[columns], rtol=1e-9, atol=1e-9)
+        # at q = 100 the data term can be flat to 1e-100 over a range (the tail of V_q): there the
+        # search ends anywhere in it, and the value is what must be the minimum's
+        with np.errstate(over="ignore", invalid="ignore"):
+            at_got = objective.data_term(got[None, :] + applied[:, columns])
+            at_best = objective.data_term(np.array(want)[None, columns] + applied[:, columns])
+        assert (at_got <= at_best + 1e-12 * np.maximum(1.0, np.abs(at_best))).all()
         assert len(counting.calls) <= 120
 
 
@@ -272,32 +282,38 @@ def _search_trace(start, applied, objective, monkeypatch):
 
 
 @pytest.mark.parametrize("weights", [None, 1e6], ids=["unweighted", "weights-1e6"])
-def test_the_intercept_search_follows_its_rules_step_by_step(weights, monkeypatch):
+@pytest.mark.parametrize("majority", [1.0, -1.0], ids=["more-positive", "more-negative"])
+def test_the_intercept_search_follows_its_rules_step_by_step(weights, majority, monkeypatch):
     """Every move of the search, column by column, is the one its docstring
     states: from the current point, Newton's point where the curvature is
     positive and the point lies strictly inside the bracket (the largest
-    intercept of negative slope, the smallest of positive slope); otherwise the
+    intercept of negative slope, the smallest of positive slope) and, while a
+    side of the bracket is open, no farther than a step out; otherwise the
     bracket's midpoint once both ends exist; otherwise a step against the slope
-    of 1, 2, 4, ... (doubling with each such step).  A column stops, and is
+    by the distance from the start, at least 1 (which doubles that distance).
+    On the loss's linear piece the slope's sign is the minority class's, so
+    either majority steps out the other way.  A column stops, and is
     evaluated no more, at the first point whose slope is at most the tolerance
     or whose bracket is below rounding; the others go on."""
     from kerndwd.engine.certify import _slope_tolerance
 
     X, _ = _rows(seed=5)
-    y = np.where(np.arange(40) < 26, 1.0, -1.0)
+    y = majority * np.where(np.arange(40) < 26, 1.0, -1.0)
     w = None if weights is None else np.linspace(0.5, 2.0, 40) * weights
     objective, _ = _objective(X, y, q=1.0, weights=w)
     wrong = -10.0 * y + 0.1 * X[:, 0]  # every row on the loss's linear piece near b = 0
-    applied = np.column_stack([X @ [1.0, 0.5], X @ [3.0, -1.0], wrong, -wrong[::-1], X @ [-2.0, 4.0]])
-    start = np.array([0.0, 1e4, 0.0, 0.5, -30.0])
+    # the last column's best intercept lies 1000 away, where Newton's step from 0 (on the loss's tail) is far longer
+    applied = np.column_stack([X @ [1.0, 0.5], X @ [3.0, -1.0], wrong, -wrong[::-1], X @ [-2.0, 4.0],
+                               X @ [0.01, 0.0] - 1000.0])
+    start = np.array([0.0, 1e4, 0.0, 0.5, -30.0, 0.0])
     tol = _slope_tolerance(objective)
     held = objective.loss.weights  # the weights as the loss holds them (rescaled)
     assert tol == (1e-14 if weights is None else 1e-14 * np.mean(held)) and (weights is None or np.ptp(held) > 0)
     trace, got = _search_trace(start, applied, objective, monkeypatch)
-    moves = {"newton": 0, "midpoint": 0, "outward": 0}
+    moves = {"newton": 0, "midpoint": 0, "outward": 0, "up": 0, "down": 0, "newton too far": 0}
     for j, steps in enumerate(trace):
         assert steps[0][0] == start[j]
-        lo, hi, reach = -np.inf, np.inf, 1.0
+        lo, hi = -np.inf, np.inf
         for k, (x, slope, curv) in enumerate(steps):
             if slope < 0:
                 lo = max(lo, x)
@@ -309,16 +325,41 @@ def test_the_intercept_search_follows_its_rules_step_by_step(weights, monkeypatc
                 break
             following = steps[k + 1][0]
             newton = x - slope / curv if curv > 0 else np.nan
-            if np.isfinite(newton) and lo < newton < hi:
+            bracketed = np.isfinite(lo) and np.isfinite(hi)
+            reach = max(1.0, abs(x - start[j]))
+            if np.isfinite(newton) and lo < newton < hi and (bracketed or abs(newton - x) <= reach):
                 assert following == newton, (j, k)
                 moves["newton"] += 1
-            elif np.isfinite(lo) and np.isfinite(hi):
+            elif bracketed:
                 assert following == 0.5 * (lo + hi), (j, k)
                 moves["midpoint"] += 1
             else:
                 assert following == x - np.sign(slope) * reach, (j, k)
-                reach *= 2.0
                 moves["outward"] += 1
+                if j in (2, 3):  # the columns on the linear piece: the direction is the minority's
+                    moves["down" if slope > 0 else "up"] += 1
+                moves["newton too far"] += bool(np.isfinite(newton) and lo < newton < hi)
         assert got[j] == steps[-1][0]
-    assert all(count > 0 for count in moves.values()), moves  # every rule was exercised
+    assert all(moves[rule] > 0 for rule in ("newton", "midpoint", "outward", "newton too far")), moves  # every rule
+    assert moves["up" if majority > 0 else "down"] > 0, moves  # steps out either way
     assert len(trace[1]) > len(trace[0])  # the far start took more steps (the columns are not moved together)
+
+
+@pytest.mark.parametrize("q", [1.0, 100.0])
+@pytest.mark.parametrize("shift", [5.0, -40.0, 1000.0])
+def test_an_intercept_far_from_its_best_is_bounded_at_large_q(q, shift):
+    """The optimum of a fit with its intercept moved by ``shift``: the true gap
+    is F there less F*, and the bound must not fall below it (at q = 100 the
+    search once ran off along the loss's tail and the bound fell to 1 % of the gap)."""
+    X, y = _rows(seed=5)
+    lam = np.array([0.5])
+    tight = _quiet_fit(X, y, lam, kern=kerndwd.vanilladot(), qval=q, stop="kkt", eps=1e-11, maxit=100000)
+    assert tight.jerr == 0
+    objective, _ = _objective(X, y, q=q)
+    moved = tight.alpha.copy()
+    moved[0] += shift
+    gap = objective.evaluate(moved[:, 0], lam[0])[1] - tight.objective[0]
+    bound = objective_gap_bounds(objective, moved, lam)
+    assert gap > 1.0
+    assert bound[0] >= gap - 1e-10 * abs(tight.objective[0])
+    assert bound[0] <= 1.01 * gap  # theta is optimal: the bound is the intercept's gap, to rounding

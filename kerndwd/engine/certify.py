@@ -60,13 +60,14 @@ def _best_intercepts(b, applied, objective):
     column, ``theta`` fixed.  Newton's method from the returned intercepts,
     kept inside the bracket the slope's sign has established (the slope is
     non-decreasing in ``b``): outside it, bisect, or, while one side is still
-    open, step out by doubling distances.  Only the columns not yet settled
+    open, step against the slope by the distance from the start (at least 1),
+    which doubles that distance; while a side is open Newton's step is taken
+    only when it is no longer than that.  Only the columns not yet settled
     are evaluated.  Called inside :func:`objective_gap_bounds`, whose
     ``np.errstate`` covers the overflow of extreme decision values."""
     x = b.copy()  # float: a row of the coefficients
     lo = np.full_like(x, -np.inf)
     hi = np.full_like(x, np.inf)
-    reach = np.ones_like(x)
     active = np.arange(x.size)
     tol = _slope_tolerance(objective)
     for _ in range(_MAX_STEPS):  # ``active`` stays non-empty: all done ends the loop
@@ -80,13 +81,14 @@ def _best_intercepts(b, applied, objective):
         if done.all():
             break
         newton = xa - slope / np.where(curv > 0, curv, np.nan)
-        inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
         bracketed = np.isfinite(lo_a) & np.isfinite(hi_a)
-        r = reach[active]
-        outward = np.where(slope > 0, xa - r, xa + r)
+        reach = np.maximum(1.0, np.abs(xa - b[active]))
+        # Newton's point inside the bracket; while a side is open, no farther than a step out
+        # (on the loss's far tail a tiny curvature would send it beyond any bisection's reach)
+        inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a) & (bracketed | (np.abs(newton - xa) <= reach))
+        outward = xa - np.sign(slope) * reach
         x[active] = np.where(done, xa, np.where(inside, newton, np.where(bracketed, 0.5 * (lo_a + hi_a),
                                                                           outward)))
-        reach[active] = np.where(inside | bracketed, r, 2.0 * r)
         active = active[~done]
     return x
 
