@@ -339,6 +339,7 @@ def test_cv_fits_each_fold_its_own_map_exactly_as_a_fit_on_the_fold(approx):
     np.testing.assert_array_equal(again.predmat, res.predmat)
 
 
+@pytest.mark.processes
 def test_cv_folds_in_parallel_give_the_same_numbers():
     pytest.importorskip("joblib")
     X, y, _ = _xor(120, seed=12)
