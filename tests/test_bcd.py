@@ -327,3 +327,32 @@ def test_the_kernel_is_formed_before_the_folds_only_where_it_is_kept():
         design.prepare(SimpleNamespace(storage=storage, n=30), cache, folds=None)
         assert ("kernel_matrix" in cache._memo) is formed, (cache_kernel, storage)
     assert make_design("bcd", {}).keeps_kernel(30)  # 7 KiB fits any memory budget
+
+
+def test_the_design_keeps_its_options_its_seed_and_its_budget(monkeypatch):
+    """The options as given (the faces pass them on to the final fit of cv, and
+    print them); the seed that orders the blocks; the kernel kept where its
+    8 n^2 bytes fit the budget; no BLAS threads asked for rows on a cluster."""
+    from types import SimpleNamespace
+
+    from kerndwd.engine import cache
+
+    design = make_design("bcd", {"block_size": 7, "cache_kernel": False}, random_state=5)
+    assert design.options == {"block_size": 7, "cache_kernel": False} and design.random_state == 5
+    assert repr(design) == "BlockCoordinateDesign(block_size=7, cache_kernel=False)"
+    monkeypatch.setattr(cache, "available_memory", lambda: 2 * 8.0 * 1000 ** 2)  # a budget of 8e6 bytes
+    auto = make_design("bcd", {})
+    assert auto.keeps_kernel(1000) and not auto.keeps_kernel(1001)
+    assert auto.blas_work(SimpleNamespace(storage="remote", n=10 ** 6, p=50)) == (0.0, 0.0)
+    assert auto.blas_work(SimpleNamespace(storage="dense", n=1000, p=5)) == (2.0 * 1000 ** 2 * 5, 0.0)
+    assert auto.blas_work(SimpleNamespace(storage="dense", n=1001, p=5)) == (0.0, 2.0 * 1001 ** 2 * 5)
+
+
+def test_the_seed_orders_the_blocks():
+    X, y, _ = circle(200, 3)
+    kw = dict(kern=KERN, solver="bcd", block_size=16, stop="kkt", eps=1e-3)
+    one = kerndwd.fit(X, y, [0.01], random_state=1, **kw)
+    again = kerndwd.fit(X, y, [0.01], random_state=1, **kw)
+    other = kerndwd.fit(X, y, [0.01], random_state=2, **kw)
+    np.testing.assert_array_equal(one.alpha, again.alpha)
+    assert not np.array_equal(one.alpha, other.alpha)

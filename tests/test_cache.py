@@ -86,7 +86,7 @@ def test_a_fold_slices_the_parent_matrix_once_and_forgets_on_release():
     parent = FactorCache(X, kern)
     rows, test = np.array([0, 2, 3, 7, 8, 11]), np.array([1, 4, 5])
     fold = parent.fold(rows)
-    assert fold.n == 6 and parent.n == 12
+    assert fold.n == 6 and parent.n == 12 and fold.kern is kern  # the kernel its checks name
     assert fold.cross_kernel(test) is None  # no matrix formed for the fold yet
     K = parent.kernel_matrix()
     np.testing.assert_array_equal(K, kern(X))
@@ -104,3 +104,10 @@ def test_a_fold_slices_the_parent_matrix_once_and_forgets_on_release():
     assert fold._memo == {} and fold.cross_kernel(test) is None
     calls = []
     assert fold.memo("x", lambda: calls.append(1) or 5) == 5 and fold.memo("x", lambda: 6) == 5 and calls == [1]
+
+
+def test_a_fold_s_indefinite_kernel_is_refused_naming_it():
+    X = np.random.default_rng(1).standard_normal((40, 2)) * 3
+    fold = FactorCache(X, kerndwd.splinedot()).fold(np.arange(30))
+    with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
+        fold.kernel_eigh()

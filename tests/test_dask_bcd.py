@@ -200,7 +200,8 @@ def test_refusals_name_the_argument():
     X, y, _ = _circle(n=40)
     Xd = da.from_array(X, chunks=(20, 2))
     with dask.config.set(scheduler="synchronous"):
-        with pytest.raises(ValueError, match="cache_kernel"):
+        with pytest.raises(ValueError, match=r"^cache_kernel=True keeps the n x n kernel matrix in memory, which rows "
+                                             r"held by a Dask cluster never form; leave cache_kernel=None or False$"):
             kerndwd.fit(Xd, y, [0.1], kern=RBF, solver="bcd", cache_kernel=True)
         with pytest.raises(ValueError, match="^method="):
             kerndwd.fit(Xd, y, [0.1], kern=RBF, solver="bcd", method="newton", stop="kkt")

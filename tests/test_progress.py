@@ -134,7 +134,8 @@ def test_the_bar_is_drawn_with_tqdm(data):
 
 def test_asking_for_tqdm_without_it_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    with pytest.raises(ImportError, match="pip install tqdm"):
+    with pytest.raises(ImportError, match=r"^progress=True draws a bar with tqdm: pip install tqdm "
+                                          r"\(or pip install 'kerndwd\[progress\]'\)$"):
         Progress("fit", use_tqdm=True)
 
 
@@ -211,9 +212,13 @@ def test_the_lines_follow_the_clock_the_interval_and_the_counters(monkeypatch):
     p.lambda_done(0, 0.123456, 9, 1.23456e-3)
     assert out.getvalue().splitlines()[-1] == "fit: lambda 1/2; solver mm, passes 11, lambda 0.123, |grad| 0.0012"
     lines = out.getvalue().count("\n")
+    clock.now += 0.1
+    p.path_started(2, "newton")  # a path's start shows at once, within the interval too
+    assert out.getvalue().splitlines()[-1].startswith("fit: lambda 1/2; solver newton,")
+    lines = out.getvalue().count("\n")
     p.lambda_done(1, 1e-5, 4, 5e-7)  # the last unit shows at once
     assert out.getvalue().count("\n") == lines + 1
-    assert out.getvalue().splitlines()[-1] == "fit: lambda 2/2; solver mm, passes 11, lambda 1e-05, |grad| 5e-07"
+    assert out.getvalue().splitlines()[-1] == "fit: lambda 2/2; solver newton, passes 11, lambda 1e-05, |grad| 5e-07"
     p.close()
     assert out.getvalue().count("\n") == lines + 2
 
@@ -322,3 +327,12 @@ def test_reporting_makes_the_progress_current_and_closes_it():
             assert got is p and current() is p
             raise RuntimeError("the work failed")
     assert current() is None and closed == [True]
+
+
+def test_passes_are_named_passes_until_a_path_names_them():
+    p = Progress("fit", stream=io.StringIO(), use_tqdm=False)
+    p.passes(3)
+    assert p.counters == {"passes": 3}
+    p.path_started(1, "bcd", pass_name="sweeps")
+    p.passes_done(5)
+    assert p.counters["sweeps"] == 5 and p.counters["passes"] == 3

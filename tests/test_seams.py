@@ -111,15 +111,16 @@ def test_dask_rows_are_refused_by_name_where_a_face_needs_them_in_memory(data):
 
 
 # ------------------------------------------------------------- every design checks the kernel it evaluates
-@pytest.mark.parametrize("kw", [dict(solver="bcd"), dict(approx="nystroem", n_components=20), {}])
+@pytest.mark.parametrize("kw", [dict(solver="bcd"), dict(solver="bcd", cache_kernel=False),
+                                dict(approx="nystroem", n_components=20), {}])
 def test_a_kernel_beyond_double_precision_is_refused_by_every_design_that_evaluates_it(data, kw):
     X, y = data
     with pytest.raises(ValueError, match=r"kern=rbfdot\(sigma=1.0\) cannot be formed accurately"):
         kerndwd.fit(X * 1e8, y, [0.1], kern=rbfdot(1.0), random_state=0, **kw)
 
 
-@pytest.mark.parametrize("kw", [dict(solver="bcd"), dict(approx="nystroem", n_components=30), {},
-                                dict(wt=np.linspace(0.5, 2.0, 60))])
+@pytest.mark.parametrize("kw", [dict(solver="bcd"), dict(solver="bcd", cache_kernel=False),
+                                dict(approx="nystroem", n_components=30), {}, dict(wt=np.linspace(0.5, 2.0, 60))])
 def test_an_indefinite_kernel_is_refused_by_every_design_that_evaluates_it(data, kw):
     X, y = data
     with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
