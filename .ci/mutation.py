@@ -476,9 +476,13 @@ def main(argv=None):
         old = ({rel: tuple(v) for rel, v in json.loads(kept.read_text()).items()} if kept.exists()
                else read_meta())
         log(f"mutation rerun over {what}")
-        # mutmut regenerates every mutant and keeps the recorded durations; new tests are timed by it
+        # mutmut regenerates every mutant; which test calls which function is recorded afresh
+        # (mutmut records only tests it has not seen, and a test whose id was taken by another,
+        # a parametrized case shifted by a new one, would keep the old test's functions)
+        (ROOT / "mutants" / "mutmut-stats.json").unlink()
         subprocess.run([sys.executable, "-c", GENERATE, str(args.children)], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
+        fix_durations(env)
         run_patterns = rerun_patterns(old, read_meta(), args.modules)
         log(f"{len(run_patterns)} survivors and changed functions to run")
     elif not args.report:
