@@ -314,11 +314,19 @@ def test_row_permutation_invariance(data_xy, q, lam, kern, wts, perm16):
     kw = dict(kern=kern, qval=q, eps=EPS_KKT, maxit=MAXIT, stop="kkt")
     p1 = kerndwd.fit(X, y, [lam], wt=w, **kw)
     p2 = kerndwd.fit(X[perm], y[perm], [lam], wt=None if w is None else w[perm], **kw)
+    # at q = 100 a draw of repeated rows can hold the gradient above eps by rounding: both
+    # fits say so (jerr -1, with a warning) and there is no converged pair to compare
+    assume(q < 100 or (p1.jerr == 0 and p2.jerr == 0))
     assert p1.jerr == 0 and p2.jerr == 0
     newx = np.vstack([X, X[:3] * 0.5 + 0.1])
     f1, f2 = link(p1, newx), link(p2, newx)
     wy = (np.ones(n) if w is None else w) * y
-    if abs(wy.sum()) > 1e-9 * np.abs(wy).sum():
+    shift = f1 - f2
+    if q >= 100 and np.ptp(shift) <= 1e-9 * max(1.0, np.abs(f1).max()):
+        # V_100's slope is below 1e-100 past its kink: F can be flat along b0 to rounding, and
+        # the two fits may stop at different intercepts, both optimal (the same F)
+        assert abs(p1.objective[0] - p2.objective[0]) <= 1e-9 * max(1.0, abs(p2.objective[0]))
+    elif abs(wy.sum()) > 1e-9 * np.abs(wy).sum():
         assert_same_f(f1, f2, tol=1e-6)
     else:
         assert_same_f(f1 - p1.alpha[0, 0], f2 - p2.alpha[0, 0], tol=1e-6)
