@@ -534,6 +534,81 @@ def test_the_line_search_caps_each_trial_below_the_last_and_adds_the_penalty():
     assert value == pytest.approx((t - 0.3) ** 2 - 0.09 + 0.5 * pen, rel=1e-12)
 
 
+class _KinkedSlope:
+    """A fake data term whose slope along the step is ``s0`` up to ``tk`` and
+    rises by ``rise`` per unit length after it (a margin crossing the knot of
+    ``V_q``, where ``V_q'`` stops being constant), recording the trials."""
+
+    def __init__(self, s0, tk, rise):
+        self.s0, self.tk, self.rise, self.trials = s0, tk, rise, []
+
+    def along(self, f, df, t):
+        self.trials.append(t)
+        past = max(t - self.tk, 0.0)
+        return self.s0 * t + 0.5 * self.rise * past * past, self.s0 + self.rise * past
+
+
+@pytest.mark.parametrize("tk", [0.041, 0.3, 1e-4, 0.95])
+@pytest.mark.parametrize("s0, rise", [(-3.7e-12, 0.6), (-1.0, 1e4)])
+def test_the_line_search_carries_a_kinked_step_just_past_the_crossing(tk, s0, rise):
+    """A step whose first passing trial lies short of a kink of ``phi'`` (the
+    case of a margin below the knot, found at q = 27: a slope of -3.7e-12
+    flat up to t = 0.041) is not taken there: the search goes on until
+    ``phi'`` has risen to ``CURVATURE phi'(0)``, which here only happens just
+    past the crossing, and returns a length that passes Armijo's test with
+    ``phi'(t) >= CURVATURE phi'(0)`` (the bracket shrinks by bisection or
+    the secant through two failed trials, in at most 8 trials here)."""
+    from kerndwd.engine.solvers.newton import ARMIJO, CURVATURE, line_search
+
+    fake = _KinkedSlope(s0, tk, rise)
+    t, value, pen = line_search(fake, None, None, 0.0, s0, 0.0, 0.0, 0.0, 0.0)
+    trials = list(fake.trials)
+    deriv = fake.along(None, None, t)[1]
+    assert tk < t and deriv >= CURVATURE * s0
+    assert value <= ARMIJO * s0 * t or deriv <= ARMIJO * s0
+    assert t == trials[-1] and value == fake.along(None, None, t)[0] and pen == 0.0
+    assert trials[0] == 1.0 and len(trials) <= 8
+
+
+def test_the_line_search_without_a_window_returns_the_longest_passing_trial():
+    """Where no length passes Armijo's test with ``phi'(t) >= 0.9 phi'(0)``
+    (a fake ``phi`` that is not convex: slope -1 up to 0.3, then a value of 1
+    and a slope of 1e6), the search ends after ``MAX_BACKTRACK`` trials with
+    the longest length that passed, just short of the jump."""
+    from kerndwd.engine.solvers.newton import MAX_BACKTRACK, line_search
+
+    trials = []
+
+    class Jump:
+        def along(self, f, df, t):
+            trials.append(t)
+            return (-t, -1.0) if t <= 0.3 else (1.0, 1e6)
+
+    t, value, pen = line_search(Jump(), None, None, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0)
+    assert len(trials) == MAX_BACKTRACK
+    assert t == max(u for u in trials if u <= 0.3) and 0.3 - 1e-9 < t <= 0.3 and value == -t and pen == 0.0
+
+
+def test_newton_converges_where_an_intercept_step_carries_a_margin_across_the_knot():
+    """Found by the randomized CI step (seed 3020937608): five rows, the
+    third one repeated, polydot(2, 0.5, 1), q = 27.4.  The last 1e-10 of
+    the gradient lies along the intercept with one margin just below the
+    knot; each Newton step crosses it, and the backtracking took a few per
+    cent of the way, so the iteration stalled and the MM iteration behind
+    it spent 300000 passes.  With the curvature condition the line search
+    carries the margin just across the knot and Newton ends in a few
+    dozen iterations."""
+    X = np.array([[1.4375], [0.05548024922609329], [-1.5779922008514404], [1.7636088132858276],
+                  [-1.5779922008514404]])
+    y = np.array([1.0, 1, 1, -1, 1])
+    path = kerndwd.fit(X, y, [0.09560239010953075 * 4 / 5], kern=kerndwd.polydot(2, 0.5, 1.0),
+                       qval=27.384196342643612, eps=1e-10, maxit=1000, stop="kkt", method="newton")
+    assert path.jerr == 0 and path.kkt[0] <= 1e-10 and path.npass[0] <= 60
+    margins = y * kerndwd.predict(path, X, type="link")[:, 0]
+    knot = 27.384196342643612 / 28.384196342643612
+    assert abs(margins[0] - knot) < 1e-9  # the margin that sat below the knot ends at it
+
+
 @pytest.mark.parametrize("q", [0.5, 1.0, 3.0])
 def test_the_curvature_bound_is_the_largest_curvature_a_row_can_take(q):
     """The bound Newton hands its system (which directions it solves densely

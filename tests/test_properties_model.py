@@ -44,6 +44,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -413,6 +414,22 @@ def test_duplicated_row_near_null_direction():
     X = np.array([[1e-5], [1.75]] + [[0.0]] * 9)
     y = np.array([1.0, 1, 1] + [-1.0] * 8)
     check_duplicated_row(X, y, 1.0, 0.1333521432163324, kerndwd.laplacedot(1.0), 3)
+
+
+@pytest.mark.parametrize("x0, q, lam", [(1.4375, 27.384196342643612, 0.09560239010953075),
+                                         (1.4375, 27.384196342643612, 0.09646616199111992),
+                                         (1.5, 10.0 ** 1.5, 0.09600889263261844)])
+def test_duplicated_row_with_a_margin_at_the_knot(x0, q, lam):
+    """Found by the randomized CI step (seed 3020937608): four rows under
+    polydot(2, 0.5, 1) at q = 27 and 32, where at the optimum one margin
+    sits just past the knot and the intercept's gradient, 1e-10 short of
+    it, comes from tails of ``V_q'`` below 1e-9.  Newton's steps carried
+    that margin only a few per cent of the way per iteration, the fits ran
+    out of 300000 passes (q = 27) or stopped 0.0069 apart in the intercept
+    with the gradient below eps on both (q = 32); the line search's
+    curvature condition takes the margin across the knot."""
+    X = np.array([[x0], [0.05548024922609329], [-1.5779922008514404], [1.7636088132858276]])
+    check_duplicated_row(X, np.array([1.0, 1, 1, -1]), q, lam, kerndwd.polydot(2, 0.5, 1.0), 2)
 
 
 def check_duplicated_row(X, y, q, lam, kern, k):

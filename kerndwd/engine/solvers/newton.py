@@ -55,7 +55,7 @@ from ..capabilities import SolverCapabilities
 from ..results import stable_norm
 from .template import BUDGET, CONVERGED, DIVERGED_STATUS, STALLED, Iteration, Step, register_solver
 
-__all__ = ["NewtonIteration", "line_search", "LM_START", "ARMIJO", "STALL_LIMIT"]
+__all__ = ["NewtonIteration", "line_search", "LM_START", "ARMIJO", "CURVATURE", "STALL_LIMIT"]
 
 #: The damping is ``mu = min(1, c nu)`` (module docstring), with ``c``
 #: adapted as a trust region is: it starts at ``LM_START``, shrinks by
@@ -69,6 +69,9 @@ LM_MAX = 100.0
 #: Armijo's constant: a step of length ``t`` must lower ``F`` by at least
 #: ``ARMIJO t |grad' step|``.
 ARMIJO = 1e-4
+#: A shortened step is long enough once ``phi'`` has risen to ``CURVATURE phi'(0)``
+#: (the curvature condition of Wolfe's conditions; see :func:`line_search`).
+CURVATURE = 0.9
 #: Backtracking gives up after this many trial lengths (the last is below
 #: ``0.5^(MAX_BACKTRACK - 1)``): the direction cannot lower ``F`` at this precision.
 MAX_BACKTRACK = 60
@@ -94,27 +97,69 @@ def line_search(objective, f, df, F, slope, lam, pen0, pen1, pen2):
     first.  Near the optimum the decrease falls below the rounding of ``F``
     (a gradient of 1e-9 lowers ``F`` by about 1e-18) while ``phi'`` is
     still computed accurately, so the second test keeps certifying full
-    Newton steps there.  Trial lengths start at 1 and follow the secant of
-    ``phi'`` towards the root of ``phi'(t) - ARMIJO phi'(0)``.
+    Newton steps there.
+
+    Trial lengths start at 1.  While every trial fails they follow a secant
+    of ``phi'`` towards the root of ``phi'(t) - ARMIJO phi'(0)``: through
+    the last two trials, or from ``(0, phi'(0))`` after the first (and
+    where ``phi'`` took one value at both).  A shortened length that passes
+    is returned once ``phi'`` has risen there to ``CURVATURE phi'(0)``
+    (Wolfe's curvature condition); short of that, the search goes on
+    between it and the shortest failed trial (by the secant through two
+    failed trials when it falls inside, else by bisection) and returns the
+    first length in that window, or the longest that passed.  That matters
+    where ``phi'`` has a kink: ``V_q'`` is constant up to the knot, so
+    along a step that carries a margin across it ``phi'`` keeps its
+    initial value up to the crossing and rises steeply after it, and the
+    first passing trial lies anywhere short of the crossing.  Taking it
+    moved the margin a fraction of the way per iteration (found at q = 27
+    on five rows: a gradient of 1e-10, all of it along the intercept,
+    crept towards the knot for 300000 passes); the window lies just past
+    the crossing, where the margin gains the curvature that Newton's
+    model lacked.
 
     Returns ``(t, phi(t), penalty at t)`` or None when no trial passed.
     """
     t = 1.0
     target = ARMIJO * slope
+    floor = CURVATURE * slope
+    passed = None  # (t, phi(t), penalty) of the longest passing trial short of the window
+    failed = []  # (t, phi'(t)) of the trials that failed, the last one the shortest
     for _ in range(MAX_BACKTRACK):
         data, data_slope = objective.along(f, df, t)
         pen = pen0 + t * (2.0 * pen1 + t * pen2)
         value = data + lam * pen
         deriv = data_slope + 2.0 * lam * (pen1 + t * pen2)
         if value <= F + target * t or deriv <= target:
-            return t, value, pen
-        # here deriv > target > slope (slope < 0): phi' is nondecreasing, so the root of
-        # phi' - target lies in (0, t), where the secant from (0, slope) to (t, deriv) puts
-        # the next trial; after the first each one at least halves t, so MAX_BACKTRACK
-        # trials reach any length
-        guess = t * (target - slope) / (deriv - slope)
-        t = min(max(guess, 0.01 * t), (0.9 if t == 1.0 else 0.5) * t)
-    return None
+            if deriv >= floor or not failed:
+                return t, value, pen
+            passed = (t, value, pen)
+        else:
+            failed.append((t, deriv))
+        t = _next_trial(failed, passed, slope, target)
+    return passed
+
+
+def _next_trial(failed, passed, slope, target):
+    """The next trial length of :func:`line_search`.  Every failed trial has
+    ``phi' > target > phi'(0) = slope`` and ``phi'`` is nondecreasing, so the
+    root of ``phi' - target`` lies below the shortest failed trial ``b``."""
+    b, db = failed[-1]
+    a, da = failed[-2] if len(failed) > 1 else (0.0, slope)
+    if da <= db:  # phi' flat between the two: the secant from the origin
+        a, da = 0.0, slope
+    if passed is None:
+        # each trial at least 1/100 of the last and at most half of it (0.9 after the first),
+        # so MAX_BACKTRACK trials reach any length
+        guess = b - (b - a) * (db - target) / (db - da)
+        return min(max(guess, 0.01 * b), (0.9 if b == 1.0 else 0.5) * b)
+    # towards the middle of the window, CURVATURE phi'(0) <= phi' <= ARMIJO phi'(0)
+    middle = 0.5 * (CURVATURE * slope + target)
+    guess = b - (b - a) * (db - middle) / (db - da)
+    low = passed[0]
+    if a == 0.0 or not low < guess < b:  # no secant through two failed trials inside the window
+        guess = 0.5 * (low + b)
+    return guess
 
 
 class NewtonIteration(Iteration):
