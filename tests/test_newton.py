@@ -570,6 +570,24 @@ def test_the_line_search_carries_a_kinked_step_just_past_the_crossing(tk, s0, ri
     assert trials[0] == 1.0 and len(trials) <= 8
 
 
+def test_the_line_search_aims_at_the_middle_of_the_window_once_a_trial_passed_short():
+    """The trials on ``phi'`` = -1 up to 0.3, then rising by 100 per unit: 1
+    (fails), the secant from the origin (0.0143, short of the kink: passes
+    with ``phi'`` still -1), the midpoint between it and 1 (fails), then the
+    secant through the two failed trials, which on this linear piece lands
+    where ``phi'`` is the middle of the window, ``(CURVATURE + ARMIJO)
+    phi'(0) / 2``, and is returned."""
+    from kerndwd.engine.solvers.newton import ARMIJO, CURVATURE, line_search
+
+    fake = _KinkedSlope(-1.0, 0.3, 100.0)
+    t, value, pen = line_search(fake, None, None, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0)
+    second = (1.0 - ARMIJO) / (69.0 + 1.0)
+    middle = -0.5 * (CURVATURE + ARMIJO)
+    expected = [1.0, second, 0.5 * (second + 1.0), 0.3 + (middle + 1.0) / 100.0]
+    np.testing.assert_allclose(fake.trials, expected, rtol=1e-12, atol=0)
+    assert t == fake.trials[-1] and value == pytest.approx(-t + 50.0 * (t - 0.3) ** 2, rel=1e-12)
+
+
 def test_the_line_search_without_a_window_returns_the_longest_passing_trial():
     """Where no length passes Armijo's test with ``phi'(t) >= 0.9 phi'(0)``
     (a fake ``phi`` that is not convex: slope -1 up to 0.3, then a value of 1

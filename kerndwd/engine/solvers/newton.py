@@ -145,8 +145,9 @@ def _next_trial(failed, passed, slope, target):
     ``phi' > target > phi'(0) = slope`` and ``phi'`` is nondecreasing, so the
     root of ``phi' - target`` lies below the shortest failed trial ``b``."""
     b, db = failed[-1]
-    a, da = failed[-2] if len(failed) > 1 else (0.0, slope)
-    if da <= db:  # phi' flat between the two: the secant from the origin
+    if len(failed) > 1 and failed[-2][1] > db:
+        a, da = failed[-2]
+    else:  # one failed trial, or phi' flat between the last two: the secant from the origin
         a, da = 0.0, slope
     if passed is None:
         # each trial at least 1/100 of the last and at most half of it (0.9 after the first),
