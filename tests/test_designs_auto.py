@@ -87,7 +87,9 @@ def test_the_pick_is_a_new_design_each_time():
 @pytest.mark.parametrize("memory, error", [(0, ValueError), (-1.0, ValueError), ("4e9", TypeError),
                                            (np.nan, ValueError)])
 def test_memory_must_be_a_positive_number(memory, error):
-    with pytest.raises(error, match="memory"):
+    with pytest.raises(error, match=r"^memory must be "):
         AutoDesign(memory=memory)
     assert AutoDesign(memory=np.float32(2.0)).memory == 2.0 and AutoDesign().memory is None
+    auto = AutoDesign(random_state=3, memory=4e9)
+    assert auto.options == {"memory": 4e9} and auto.random_state == 3 and repr(auto) == "AutoDesign(memory=4000000000.0)"
     assert auto_module.AutoDesign.option_names == ("memory",)

@@ -65,19 +65,25 @@ def test_what_a_design_inherits():
 def test_a_chooser_asks_its_pick_with_the_problems_shape():
     """``ChooserDesign.majoriser`` hands the problem's rows, columns, kernel,
     storage and weighting to :meth:`for_rows` and builds the pick's majoriser."""
-    asked = []
+    asked, caches = [], []
+
+    class Picked(Plain):
+        def majoriser(self, problem, cache):
+            caches.append(cache)
+            return super().majoriser(problem, cache)
 
     class Pick(ChooserDesign):
         name = "pick"
 
         def for_rows(self, n, p, kern, storage, weighted):
             asked.append((n, p, kern, storage, weighted))
-            return Plain()
+            return Picked()
 
     for weights in (None, np.ones(30)):
         problem, X = _problem(weights=weights)
-        majoriser = Pick().majoriser(problem, engine.FactorCache(X, problem.kern))
-        assert majoriser.n == 30
+        cache = engine.FactorCache(X, problem.kern)
+        majoriser = Pick().majoriser(problem, cache)
+        assert majoriser.n == 30 and caches[-1] is cache
     assert asked == [(30, 3, problem.kern, "dense", False), (30, 3, problem.kern, "dense", True)]
 
 

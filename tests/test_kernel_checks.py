@@ -36,6 +36,15 @@ def test_quiet_kernel_holds_back_overflow_warnings_and_returns_the_matrix():
     assert K2.shape == (2, 1) and np.isinf(K2[0, 0])
     with pytest.warns(RuntimeWarning):
         kerndwd.polydot(3)(X)  # what it holds back
+    # where the caller has numpy raise on every floating-point event, underflow (exp(-2e4) under
+    # a Gaussian kernel on rows far apart) and overflow stay quiet inside
+    far = np.array([[0.0], [100.0]])
+    with np.errstate(all="raise"):
+        K3 = quiet_kernel(kerndwd.rbfdot(2.0), far)
+        K4 = quiet_kernel(kerndwd.polydot(3), X)
+    assert K3[0, 1] == 0.0 and K3[0, 0] == 1.0 and np.isinf(K4[0, 0])
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError):
+        kerndwd.rbfdot(2.0)(far)
 
 
 def test_a_non_finite_kernel_matrix_is_refused_naming_the_kernel():
@@ -50,8 +59,9 @@ def test_a_non_finite_kernel_matrix_is_refused_naming_the_kernel():
 
 
 def test_a_non_finite_diagonal_is_refused_naming_the_kernel():
-    with pytest.raises(ValueError, match=r"kern=vanilladot\(\) overflows on these data: k\(x, x\) is not finite "
-                                         r"on some rows; use smaller kernel parameters"):
+    with pytest.raises(ValueError, match=r"^kern=vanilladot\(\) overflows on these data: k\(x, x\) is not finite "
+                                         r"on some rows; use smaller kernel parameters \(degree, scale\) or "
+                                         r"rescale X$"):
         check_kernel_diagonal(np.array([1.0, np.nan]), kerndwd.vanilladot())
 
 
@@ -100,9 +110,8 @@ def test_kernel_diagonal_is_the_diagonal_of_the_full_matrix_block_by_block():
     X = rng.normal(size=(300, 3))
     for kern in (kerndwd.polydot(2, 0.5, 1.0), kerndwd.rbfdot(0.3)):
         full = np.diagonal(kern(X))
-        np.testing.assert_array_equal(kernel_diagonal(kern, X), full)
-        np.testing.assert_array_equal(kernel_diagonal(kern, X, rows=7), full)
-        np.testing.assert_array_equal(kernel_diagonal(kern, X, rows=300), full)
+        for rows in (128, 7, 300):  # (BLAS may round a product differently by the size of the call)
+            np.testing.assert_allclose(kernel_diagonal(kern, X, rows=rows), full, rtol=1e-13, atol=1e-13)
 
 
 def test_the_sample_spreads_at_most_definiteness_sample_rows_evenly():
@@ -137,6 +146,8 @@ def test_definiteness_is_checked_on_the_sampled_rows_only_for_kernels_that_need_
     check_definite(_indefinite_at(10, (0, 1)), kerndwd.rbfdot(1.0))
     with pytest.raises(ValueError, match="not positive semi-definite"):
         check_sampled_definite(_indefinite_at(n, sampled[[3, 700]]), kerndwd.splinedot())
+    with pytest.raises(ValueError, match="not positive semi-definite"):  # two sampled rows near the start
+        check_sampled_definite(_indefinite_at(n, sampled[[3, 5]]), kerndwd.splinedot())
     check_sampled_definite(_indefinite_at(n, skipped), kerndwd.splinedot())
     check_sampled_definite(_indefinite_at(10, (0, 1)), kerndwd.rbfdot(1.0))
 
@@ -167,6 +178,11 @@ def test_the_parts_check_asks_for_the_sampled_rows_only_when_needed():
     far = 5.0 * rng.normal(size=(40, 2))
     with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
         check_kernel_rows(spline, far)
+    # rows in [0, 1] first and far outside after: the sample spans all the rows, not the first p
+    mixed = np.vstack([X[:2], far])
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_kernel_rows(spline, mixed)
+    check_kernel_rows(spline, X[:2])
     # besseldot: stationary and not always semidefinite; its sampled matrix is checked
     bessel = kerndwd.besseldot(1.0, 1.0, 1)
     check_kernel_rows(bessel, X[:50])
