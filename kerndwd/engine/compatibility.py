@@ -134,7 +134,7 @@ def resolve(design, kern, storage, *, stop=None, eps=None, method=None, accelera
     ...
     TypeError: X: sparse rows (scipy.sparse) are not supported by solver='exact' with kern=rbfdot(sigma=1.0), which takes dense rows in memory; such rows are taken only by solver='auto' with kern=vanilladot(), solver='exact' with kern=vanilladot(). Pass X.toarray() for the others.
     """
-    words = {"stop": "stop", "eps": "eps", "method": "method", "accelerate": "accelerate"}
+    words = {"stop": "stop", "method": "method", "accelerate": "accelerate"}  # (no message names eps)
     words.update(names or {})
     which = design.described
     caps = design.capabilities(kern, storage)
