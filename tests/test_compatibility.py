@@ -101,6 +101,52 @@ def test_a_kernel_the_design_does_not_serve():
     assert str(info.value).endswith("designs that serve it: solver='auto', solver='bcd', approx='nystroem'")
 
 
+def test_a_kernel_no_other_design_serves_on_these_rows():
+    with pytest.raises(ValueError) as info:
+        resolve(Stand(DesignCapabilities(kernels=("rbfdot",), storage=("sparse",))), kerndwd.laplacedot(1.0),
+                "sparse")
+    assert str(info.value) == ("solver='toy' serves kern in ['rbfdot'], got kern=laplacedot(sigma=1.0); designs "
+                               "that serve it: none")
+
+
+def test_rows_no_design_takes_at_all(monkeypatch):
+    """With no registered design taking the rows, even with the linear kernel,
+    the message says so."""
+    from kerndwd.engine import compatibility
+
+    monkeypatch.setattr(compatibility, "_serving", lambda kern, storage: [])
+    with pytest.raises(TypeError) as info:
+        resolve(exact(), RBF, "sparse")
+    assert str(info.value) == ("X: sparse rows (scipy.sparse) are not supported by solver='exact' with "
+                               "kern=rbfdot(sigma=1.0), which takes dense rows in memory; such rows are taken only "
+                               "by none. Pass X.toarray() for the others.")
+
+
+def test_serving_skips_a_design_that_needs_options():
+    """A registered design that cannot be built without options is skipped,
+    and the designs after it are still listed."""
+    from kerndwd.engine.designs import base
+
+    class Needy(base.Design):
+        name = "aaa-needy"
+        selected_by = "solver"
+        option_names = ("size",)
+
+        def __init__(self, random_state=None, **options):
+            if "size" not in options:
+                raise TypeError("solver='aaa-needy' needs size")
+            super().__init__(random_state=random_state, **options)
+
+        def majoriser(self, problem, cache):
+            raise AssertionError("not fitted here")
+
+    base.register_design(Needy)
+    try:
+        assert _serving(LIN, "sparse") == ["solver='auto'", "solver='exact'"]
+    finally:
+        base._REGISTRY.pop("aaa-needy")
+
+
 def test_rows_the_design_does_not_take_with_takers_for_this_kernel():
     with pytest.raises(TypeError) as info:
         resolve(exact(), RBF, "remote")

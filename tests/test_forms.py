@@ -31,6 +31,15 @@ def _zwz(B, w=None):
     return Z.T @ (W[:, None] * Z)
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_weighted_column_sums_keep_empty_trailing_columns_and_rows(fmt):
+    """The squared matrix keeps ``X``'s shape: an empty last column still has
+    its (zero) sum, an empty last row still takes its weight."""
+    B = np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 0.0]])
+    X = sparse.csr_array(B) if fmt == "csr" else sparse.csc_array(B)
+    np.testing.assert_array_equal(weighted_col_sq_sums(X, np.array([1.0, 2.0, 5.0])), [1.0, 22.0, 0.0])
+
+
 def test_row_blocks_cover_the_rows_in_order():
     assert row_blocks(10, 4) == [(0, 4), (4, 8), (8, 10)]
     assert row_blocks(8, 4) == [(0, 4), (4, 8)]

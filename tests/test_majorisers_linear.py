@@ -119,14 +119,44 @@ def test_add_to_diagonal_adds_from_start_on_in_place(layout, start):
         np.testing.assert_array_equal(base[::2, ::2], expected)
 
 
+OVERFLOW = ("X (its squared entries, or its kernel matrix's) times the weights overflows double precision in the "
+            "majoriser Z'WZ: the weights span too many decades for this scale of X; rescale X or the weights (wt, "
+            "sample_weight, class_weight: only their ratios matter)")
+
+
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_an_overflowed_majoriser_is_refused_with_advice(bad):
     A = np.eye(3)
     A[1, 2] = bad
-    with pytest.raises(ValueError, match=r"overflows double precision in the majoriser Z'WZ") as info:
+    with pytest.raises(ValueError) as info:
         check_finite_majoriser(A)
-    assert "rescale X or the weights" in str(info.value) and "only their ratios matter" in str(info.value)
+    assert str(info.value) == OVERFLOW
     assert check_finite_majoriser(np.eye(3)) is None
+
+
+def test_the_weighted_majoriser_refuses_overflow_even_where_numpy_raises():
+    """Weights of 1e300 on entries of 1e10 overflow ``Z'WZ``: the refusal names
+    the remedy, also under a caller's ``np.errstate(all="raise")`` (the
+    product is formed with overflow quiet, then checked)."""
+    X = np.array([[1e10, 1.0], [2.0, 1e10], [1.0, 1.0]])
+    loss = DWDLoss(1.0, np.array([1e300, 1e300, 1e-300]), scale=1.0)
+    for state in ("ignore", "raise"):
+        with np.errstate(all=state), pytest.raises(ValueError) as info:
+            LinearCholesky(LinearForm(X), loss, 1e-6)
+        assert str(info.value) == OVERFLOW
+
+
+def test_the_newton_system_carries_the_losss_weights():
+    """``LinearCholesky`` (weighted) hands its weights to its Newton system,
+    whose scale is ``(M/n) diag(Z'WZ)``."""
+    X, _, _ = _problem(seed=10)
+    w = np.random.default_rng(11).uniform(0.2, 3.0, size=20)
+    loss = DWDLoss(1.0, w, scale=1.0)
+    system = LinearCholesky(LinearForm(X), loss, 1e-6).newton_system()
+    Z = np.column_stack([np.ones(20), X])
+    np.testing.assert_allclose(system.scale, (loss.lipschitz / 20) * np.einsum("i,ij,ij->j", w, Z, Z), rtol=1e-13)
+    plain = LinearEigen(DenseLinearForm(X), DWDLoss(1.0), 1e-6).newton_system()
+    np.testing.assert_allclose(plain.scale, (4.0 / 20) * (Z * Z).sum(axis=0), rtol=1e-13)
 
 
 # --------------------------------------------------------------------------
