@@ -275,7 +275,6 @@ class KernelNewton(NewtonSystem):
     """
 
     def __init__(self, form, eig, weights, M):
-        self.form = form
         self.e, self.U = eig
         n = form.n
         self.n, self.ncoef = n, n + 1
