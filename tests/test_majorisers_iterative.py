@@ -130,3 +130,28 @@ def test_the_operator_is_the_ridged_weighted_gram_matrix():
     np.testing.assert_allclose(np.column_stack([op.matvec(e) for e in np.eye(7)]), A, rtol=1e-12, atol=1e-12)
     assert maj.gam == 0.25 and maj.rtol == CG_RTOL and maj.cg_maxiter is None
     np.testing.assert_array_equal(LinearCG(SparseLinearForm(X), DWDLoss(1.0), 0.0).w, np.ones(40))
+
+
+def test_cg_iterations_count_every_iteration_of_every_solve(monkeypatch):
+    """``cg_iterations`` starts at 0 and adds each solve's iterations (the
+    callbacks SciPy makes), across passes and lambdas."""
+    X, z, coord, w = _data(weighted=True, seed=5)
+    seen = []
+    real = iterative.cg
+
+    def spy(A, b, callback=None, **kw):
+        def both(xk):
+            seen.append(1)
+            callback(xk)
+        return real(A, b, callback=both, **kw)
+
+    monkeypatch.setattr(iterative, "cg", spy)
+    loss = DWDLoss(1.0, w, scale=1.0)
+    maj = LinearCG(SparseLinearForm(X), loss, 1e-6)
+    assert maj.cg_iterations == 0
+    maj.at_lambda(0.2)(z, coord)
+    maj.at_lambda(0.2)(z, coord + 0.5)
+    maj.at_lambda(0.05)(z, coord)
+    assert maj.cg_iterations == len(seen) and len(seen) > 3
+    system = maj.newton_system()
+    np.testing.assert_allclose(system.scale[0], loss.lipschitz / 40 * w.sum(), rtol=1e-13)  # the weights handed on

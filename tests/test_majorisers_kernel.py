@@ -92,6 +92,20 @@ def test_kernel_eigen_freezes_directions_rounding_leaves_undetermined():
     assert step[0] != 0.0
 
 
+@pytest.mark.parametrize("lam, frozen", [(0.6333, True), (0.7, False)])
+def test_kernel_eigen_freezes_the_noise_level_once_it_reaches_half_the_ridge(lam, frozen):
+    """With the rounding level set to 1 and an eigenvalue of 0.5 (inside it):
+    at ``c = 2 n lambda / M`` = 1.9 the level reaches half the ridge and the
+    directions inside it are frozen; at 2.1 they are not."""
+    K, z, _ = _kernel(n=6, seed=6)
+    maj = KernelEigen(K, DWDLoss(1.0), 0.0, predictor=None)
+    e = maj.e.copy()
+    e[0] = 0.5
+    maj.e, maj.e_gam, maj.noise = e, e, 1.0
+    step = maj.at_lambda(lam)(z, maj.start())[0]
+    assert bool(step[1] == 0.0) is frozen and step[-1] != 0.0  # (the largest eigenvalue is kept)
+
+
 def test_kernel_eigen_freezes_an_eigenvalue_below_half_the_ridge():
     K, z, _ = _kernel(n=6, seed=2)
     maj = KernelEigen(K, DWDLoss(1.0), 1e-6, predictor=None)
@@ -101,6 +115,9 @@ def test_kernel_eigen_freezes_an_eigenvalue_below_half_the_ridge():
     lam = 1.0 / (2 * 6)  # c = 2 n lambda / M = 1 / 4: ridge 0.25, so -3 < -0.125
     step, _, _ = maj.at_lambda(lam)(z, maj.start())
     assert step[1] == 0.0 and np.all(step[2:] != 0.0)
+    e[0] = -0.2  # below -ridge/2 = -0.125 (but above -1.5 ridge and -0.5 / ridge): frozen
+    maj.e, maj.e_gam = e, e + 1e-6
+    assert maj.at_lambda(lam)(z, maj.start())[0][1] == 0.0
     e[0] = -0.1  # above -ridge/2: kept
     maj.e, maj.e_gam = e, e + 1e-6
     assert maj.at_lambda(lam)(z, maj.start())[0][1] != 0.0
@@ -137,8 +154,12 @@ def test_kernel_cholesky_step_is_the_weighted_majorisers(lam):
 def test_kernel_cholesky_refuses_an_overflowed_majoriser_and_shares_its_eigenbasis():
     K, _, _ = _kernel(seed=5)
     w = np.full(12, 1e300)
-    with pytest.raises(ValueError, match="overflows double precision in the majoriser"):
-        KernelCholesky(1e10 * K, DWDLoss(1.0, w, scale=1.0), 0.0, predictor=None)
+    for state in ("ignore", "raise"):  # also where the caller has numpy raise on overflow
+        with np.errstate(all=state), pytest.raises(ValueError, match="overflows double precision in the majoriser"):
+            KernelCholesky(1e10 * K, DWDLoss(1.0, w, scale=1.0), 0.0, predictor=None)
+    wts = np.random.default_rng(6).uniform(0.5, 2.0, size=12)
+    system = KernelCholesky(K, DWDLoss(1.0, wts, scale=1.0), 0.0, predictor=None).newton_system()
+    np.testing.assert_allclose(system.scale[0], (4.0 / 12) * wts.sum(), rtol=1e-13)  # the weights are handed on
     maj = KernelCholesky(K, DWDLoss(1.0, np.ones(12), scale=1.0), 0.0, predictor=None)
     first, second = maj.newton_system(), maj.newton_system()
     assert first.e is second.e and first.U is second.U

@@ -348,6 +348,11 @@ def test_a_negative_eigenvalue_beyond_half_the_ridge_is_frozen():
     maj._eig = (np.r_[-4.0, evals[1:]], V)  # the smallest eigenvalue made -4 (ridge 1 + 1e-6)
     S = maj._eigen_step_matrix(1.0)
     assert np.abs(V[:, 0] @ S).max() <= 1e-13 * np.abs(S).max()
+    # -0.2 at c = 0.25: below -ridge/2 = -0.125, above -1.5 ridge and -0.5 / ridge: frozen; -0.1 kept
+    for first, frozen in ((-0.2, True), (-0.1, False)):
+        maj._eig = (np.r_[first + 1e-6, evals[1:]], V)
+        S2 = maj._eigen_step_matrix(0.25)
+        assert bool(np.abs(V[:, 0] @ S2).max() <= 1e-13 * np.abs(S2).max()) is frozen
     Vk = V[:, 1:]
     P = V @ np.diag(np.r_[-4.0, evals[1:]]) @ V.T + np.diag(np.r_[0.0, np.ones(2)])
     restricted = -Vk @ np.linalg.inv(Vk.T @ P @ Vk) @ Vk.T / loss.lipschitz

@@ -212,3 +212,68 @@ def test_concave_directions_move_to_their_stationary_point():
     assert system.stationary(x, z, g, 0.2, eps) is None
     psd = KernelNewton(KernelForm(np.eye(3)), (np.ones(3), np.eye(3)), None, 4.0)
     assert psd.stationary(np.zeros(4), np.ones(3), np.r_[0.0, 1.0, 0, 0], 0.2, eps) is None
+
+
+def test_cholesky_raises_the_floors_weight_tenfold_from_1e_12():
+    """An eigenvalue of -1e-9: the floor goes in with weights 1e-12, 1e-11,
+    2e-10, then 4e-9 (each the weight so far, at least 1e-12, which then
+    grows tenfold), and the factorisation succeeds on the fourth."""
+    H = np.diag([1.0, -1e-9])
+    _cholesky(H, np.array([1.0, 2.0]))
+    added = 1e-12 + 1e-11 + 2e-10 + 4e-9
+    np.testing.assert_allclose(np.diag(H), [1.0 + added, -1e-9 + 2.0 * added], rtol=1e-12)
+    with pytest.raises(FloatingPointError) as info:
+        _cholesky(np.array([[np.inf, 0.0], [0.0, -1.0]]), np.ones(2))
+    assert str(info.value) == "the Newton system is not finite"
+
+
+def test_pcg_without_iterations_returns_the_preconditioned_residual():
+    rhs = np.array([1.0, -2.0])
+    x, image, its = _pcg(lambda v: 2.0 * v, lambda r: 3.0 * r, rhs, 1e-10, 0)
+    assert its == 0 and image is None
+    np.testing.assert_array_equal(x, 3.0 * rhs)
+
+
+def test_kernel_scale_and_null_levels_follow_the_eigenvalues():
+    """``S = (M/n) [sum w, e_j^2 sum_i U_ij^2 w_i]`` on the eigenvalues above
+    the rounding level ``n eps max|e|``; below ``-n eps max|e|`` a direction
+    is concave.  Eigenvalues at half and twice that level, on a matrix whose
+    largest eigenvalue is 1e-3 (so the level is not taken from 1)."""
+    rng = np.random.default_rng(5)
+    Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    level = 6 * np.finfo(float).eps * 1e-3
+    e = np.array([-2.0 * level, -0.5 * level, 0.5 * level, 2.0 * level, 5e-4, 1e-3])
+    w = rng.uniform(0.5, 2.0, size=6)
+    for weights in (None, w):
+        system = KernelNewton(KernelForm((Q * e) @ Q.T), (e, Q), weights, 4.0)
+        np.testing.assert_array_equal(system.model_e, [0.0, 0.0, 0.0, 2.0 * level, 5e-4, 1e-3])
+        np.testing.assert_array_equal(system.concave, [0])
+        W = np.ones(6) if weights is None else weights
+        expected = (4.0 / 6) * np.r_[W.sum(), system.model_e ** 2 * ((Q * Q).T @ W)]
+        np.testing.assert_allclose(system.scale, expected, rtol=1e-13)
+
+
+def test_a_singular_newton_system_is_floored_not_refused():
+    """No curvature, no penalty, no damping (d = 0, lambda = 0, mu = 0): the
+    matrix is zero; the factor takes the majoriser's diagonal as its floor and
+    the step still descends."""
+    X, _, g, w = _linear(seed=6)
+    linear = LinearNewton(DenseLinearForm(X), w, 4.0)
+    step, df = linear.direction(np.zeros(6), g, np.zeros(30), 0.0, 0.0, 1e-8)
+    assert np.isfinite(step).all() and step @ g < 0.0
+
+
+def test_a_zero_gradient_gives_a_zero_step_and_its_change_of_f():
+    """Nothing to solve: CG takes no iteration, and the change of ``f`` is
+    computed from the (zero) step."""
+    system, K, rng = _kernel_system()
+    system.set_lambda(0.1, 4.0 / 25)
+    step, df = system.direction(np.zeros(26), np.zeros(26), rng.uniform(0, 0.1, 25), 0.1, 0.0, 1e-8)
+    assert not step.any() and isinstance(df, np.ndarray) and df.shape == (25,) and not df.any()
+
+
+def test_start_makes_a_float_copy():
+    X, _, _, _ = _linear()
+    system = LinearNewton(DenseLinearForm(X), None, 4.0)
+    x = system.start([1, 2, 3, 4, 5, 6])
+    assert x.dtype == np.float64 and x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
