@@ -154,9 +154,13 @@ def test_kernel_cholesky_step_is_the_weighted_majorisers(lam):
 def test_kernel_cholesky_refuses_an_overflowed_majoriser_and_shares_its_eigenbasis():
     K, _, _ = _kernel(seed=5)
     w = np.full(12, 1e300)
-    for state in ("ignore", "raise"):  # also where the caller has numpy raise on overflow
-        with np.errstate(all=state), pytest.raises(ValueError, match="overflows double precision in the majoriser"):
-            KernelCholesky(1e10 * K, DWDLoss(1.0, w, scale=1.0), 0.0, predictor=None)
+    X = np.random.default_rng(7).normal(size=(12, 3))
+    signed = 1e10 * (X @ X.T)  # entries of both signs: the overflowed products meet as inf - inf (invalid)
+    for state in ("ignore", "raise"):  # also where the caller has numpy raise on overflow and invalid values
+        for big in (1e10 * K, signed):
+            with np.errstate(all=state), pytest.raises(ValueError, match="overflows double precision in the "
+                                                                          "majoriser"):
+                KernelCholesky(big, DWDLoss(1.0, w, scale=1.0), 0.0, predictor=None)
     wts = np.random.default_rng(6).uniform(0.5, 2.0, size=12)
     system = KernelCholesky(K, DWDLoss(1.0, wts, scale=1.0), 0.0, predictor=None).newton_system()
     np.testing.assert_allclose(system.scale[0], (4.0 / 12) * wts.sum(), rtol=1e-13)  # the weights are handed on
