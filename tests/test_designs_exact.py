@@ -16,6 +16,7 @@ from kerndwd.engine.forms import DenseLinearForm, LinearForm
 from kerndwd.engine.majorisers.iterative import LinearCG
 from kerndwd.engine.majorisers.kernel import KernelCholesky, KernelEigen
 from kerndwd.engine.majorisers.linear import LinearCholesky, LinearEigen
+from _engine import majoriser_of
 
 LIN = kerndwd.vanilladot()
 RBF = kerndwd.rbfdot(0.5)
@@ -90,29 +91,25 @@ def test_prepare_forms_the_kernel_matrix_only_when_a_fold_needs_it():
     assert cache.formed == 2
 
 
-def _majoriser(problem):
-    return engine.build_majoriser(problem, engine.FactorCache(problem.X, problem.kern))
-
-
 def test_each_problem_gets_rs_majoriser():
     """A path of lambdas, unweighted: the eigenbasis of ``Z'Z`` (``ldwd``);
     one lambda: a Cholesky factor on the dense form; weighted: a Cholesky
     factor on the plain linear form (``wldwd``); sparse rows: conjugate
     gradients; ``p > n``: the kernel form, eigenbasis or (weighted)
     Cholesky; other kernels likewise."""
-    m = _majoriser(_problem(30, 4))
+    m = majoriser_of(_problem(30, 4))
     assert type(m) is LinearEigen and m.solver == "ldwd"
-    m = _majoriser(_problem(30, 4, lambdas=(1.0,)))
+    m = majoriser_of(_problem(30, 4, lambdas=(1.0,)))
     assert type(m) is LinearCholesky and type(m.form) is DenseLinearForm and m.solver == "ldwd"
-    m = _majoriser(_problem(30, 4, weighted=True))
+    m = majoriser_of(_problem(30, 4, weighted=True))
     assert type(m) is LinearCholesky and type(m.form) is LinearForm and m.solver == "wldwd"
     X = sparse.random(30, 4, density=0.6, format="csr", random_state=1)
-    assert type(_majoriser(_problem(30, 4, X=X))) is LinearCG
-    m = _majoriser(_problem(4, 30))
+    assert type(majoriser_of(_problem(30, 4, X=X))) is LinearCG
+    m = majoriser_of(_problem(4, 30))
     assert type(m) is KernelEigen and m.solver == "kdwd"
-    assert type(_majoriser(_problem(4, 30, weighted=True))) is KernelCholesky
-    assert type(_majoriser(_problem(30, 2, kern=RBF))) is KernelEigen
-    assert type(_majoriser(_problem(30, 2, kern=RBF, weighted=True))) is KernelCholesky
+    assert type(majoriser_of(_problem(4, 30, weighted=True))) is KernelCholesky
+    assert type(majoriser_of(_problem(30, 2, kern=RBF))) is KernelEigen
+    assert type(majoriser_of(_problem(30, 2, kern=RBF, weighted=True))) is KernelCholesky
 
 
 def test_the_weighted_kernel_route_checks_definiteness_once(monkeypatch):
@@ -123,7 +120,7 @@ def test_the_weighted_kernel_route_checks_definiteness_once(monkeypatch):
     X = 4.0 * rng.normal(size=(20, 2))
     problem = _problem(20, 2, kern=kerndwd.splinedot(), weighted=True, X=X)
     with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
-        _majoriser(problem)
+        majoriser_of(problem)
     checked = []
     real = exact_module.check_definite
     monkeypatch.setattr(exact_module, "check_definite", lambda K, kern: checked.append(K.shape) or real(K, kern))
