@@ -4,6 +4,8 @@ kind of problem gets, the work it declares for the BLAS thread setting,
 and what it prepares for cross-validation folds.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -146,3 +148,35 @@ def test_the_linear_eigenbasis_is_shared_through_the_cache(monkeypatch):
     first.evals, second.evals
     assert calls == [(5, 5)]
     np.testing.assert_array_equal(first.evecs, second.evecs)
+
+
+def test_rows_on_dask_take_the_dask_linear_form_and_leave_the_threads_to_the_workers():
+    """A Dask array of rows (here on the local scheduler): the linear form over
+    the chunks, a Cholesky factor for one lambda or weights and the Gram
+    matrix's eigenbasis for a path, each with the problem's loss and
+    ``gam``; no BLAS work declared on the client."""
+    da = pytest.importorskip("dask.array")
+    from kerndwd.engine.designs.dask import DaskLinearForm
+
+    rng = np.random.default_rng(8)
+    Xn = rng.normal(size=(40, 3))
+    X = da.from_array(Xn, chunks=(15, 3))
+    for lambdas, weighted, kind in [((1.0,), False, LinearCholesky), ((1.0, 0.5), True, LinearCholesky),
+                                    ((1.0, 0.5), False, LinearEigen)]:
+        problem = _problem(40, 3, X=X, lambdas=lambdas, weighted=weighted, gam=1e-4)
+        if weighted:  # the faces hand the weights to a design on a cluster chunked like the rows
+            problem = replace(problem, loss=kerndwd.engine.DWDLoss(1.0, da.from_array(problem.loss.weights, chunks=15)))
+        assert problem.storage == "remote"
+        assert ExactDesign().blas_work(problem) == (0.0, 0.0)
+        m = majoriser_of(problem)
+        assert type(m) is kind and type(m.form) is DaskLinearForm
+        assert m.loss is problem.loss
+        # the same system as on the rows in memory, gam on the diagonal of the factored matrix
+        local = majoriser_of(_problem(40, 3, X=Xn, lambdas=lambdas, weighted=weighted, gam=1e-4))
+        if kind is LinearCholesky:
+            np.testing.assert_allclose(m.A, local.A, rtol=1e-12)
+            w = np.asarray(problem.loss.weights) if weighted else np.ones(40)
+            Z = np.hstack([np.ones((40, 1)), Xn])
+            np.testing.assert_allclose(m.A, Z.T @ (w[:, None] * Z) + 1e-4 * np.eye(4), rtol=1e-12)
+        else:
+            np.testing.assert_allclose(m.evals, local.evals, rtol=1e-10)

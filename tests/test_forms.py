@@ -212,6 +212,12 @@ def test_feature_form_gram_in_blocks(monkeypatch):
     seen.clear()
     np.testing.assert_allclose(form.gram(w), _zwz(ref, w), rtol=1e-12)
     assert seen == [(600, 1000)] and BLOCK_ELEMENTS == 1 << 21
+    # one column: BLOCK_ELEMENTS rows
+    column = FeatureMatrixForm(Phi[:, :1].copy(), n_threads=1)
+    seen.clear()
+    np.testing.assert_allclose(column.gram(w), _zwz(ref[:, :1], w), rtol=1e-12)
+    np.testing.assert_allclose(column.weighted_sq_norms(w), np.diag(_zwz(ref[:, :1], w)), rtol=1e-12)
+    assert seen == [(600, 3000)] * 2
 
 
 # --------------------------------------------------------------------------
@@ -239,3 +245,26 @@ def test_kernel_form_penalty_dual_norm_and_shared_eigenbasis():
     e, Q = form.eigh()
     np.testing.assert_allclose((Q * e) @ Q.T, K, atol=1e-10)
     assert form.eigh()[0] is e
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_float32_features_are_never_copied_whole_to_float64(n_threads):
+    """The float32 products go through one float64 buffer of a block per
+    thread: the memory they allocate stays far below a float64 copy of
+    ``Phi`` (8 MB here), whatever the block's position in ``Phi``."""
+    import tracemalloc
+
+    rng = np.random.default_rng(4)
+    Phi = rng.normal(size=(20000, 50)).astype(np.float32)
+    form = FeatureMatrixForm(Phi, n_threads=n_threads, block_rows=500)
+    theta, z = rng.normal(size=50), rng.normal(size=20000)
+    ref = Phi.astype(np.float64)
+    for product, expected in [(lambda: form.apply(theta), ref @ theta), (lambda: form.apply_t(z), ref.T @ z)]:
+        tracemalloc.start()
+        try:
+            got = product()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        np.testing.assert_allclose(got, expected, rtol=1e-10)
+        assert peak < 1_000_000, peak  # the output (160 KB) and n_threads buffers of 200 KB

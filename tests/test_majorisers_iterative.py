@@ -155,3 +155,30 @@ def test_cg_iterations_count_every_iteration_of_every_solve(monkeypatch):
     assert maj.cg_iterations == len(seen) and len(seen) > 3
     system = maj.newton_system()
     np.testing.assert_allclose(system.scale[0], loss.lipschitz / 40 * w.sum(), rtol=1e-13)  # the weights handed on
+
+
+@pytest.mark.parametrize("s, again", [(0.5, False), (1.0, False), (1.9, False), (2.0 + 1e-3, True),
+                                      (2.2, True), (40.0, True)])
+def test_the_descent_check_is_q_of_the_step_against_zero(s, again):
+    """With no CG iteration allowed (``cg_maxiter=0``) the warm start is the
+    step: at ``s`` times the solution ``x*``, ``Q(s x*) = (s^2/2 - s) b'x*``,
+    below zero for ``0 < s < 2`` (kept) and above it beyond (solved again from
+    zero, which gives the zero step).  Scaled so that ``b'x* = 1``, the values
+    just past ``s = 2`` lie in (0, 1)."""
+    X, z, coord, _ = _data()
+    loss = DWDLoss(1.0)
+    maj = LinearCG(SparseLinearForm(X), loss, 1e-6, cg_maxiter=0)
+    step_fn = maj.at_lambda(0.1)
+    A, Z = _system(X, None, 0.1, loss.lipschitz, 1e-6)
+    b = -(Z.T @ z + 2.0 * 40 * 0.1 * np.r_[0.0, coord[1:]]) / loss.lipschitz
+    x_star = np.linalg.solve(A, b)
+    scale = 1.0 / np.sqrt(b @ x_star)  # z and coord scaled by it: b'x* = 1
+    x_star *= scale
+    maj._warm = s * x_star
+    step, df, _ = step_fn(z * scale, coord * scale)
+    q = s * s / 2.0 - s
+    assert (s * x_star) @ (0.5 * A @ (s * x_star) - b * scale) == pytest.approx(q, rel=1e-9, abs=1e-12)
+    if again:
+        assert not step.any() and not np.asarray(df).any()
+    else:
+        np.testing.assert_allclose(step, s * x_star, rtol=1e-12)

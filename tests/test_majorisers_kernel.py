@@ -106,6 +106,28 @@ def test_kernel_eigen_freezes_the_noise_level_once_it_reaches_half_the_ridge(lam
     assert bool(step[1] == 0.0) is frozen and step[-1] != 0.0  # (the largest eigenvalue is kept)
 
 
+def test_kernel_eigen_noise_level_is_n_eps_times_the_largest_eigenvalue():
+    """Also for a kernel matrix whose eigenvalues are all below 1."""
+    for scale in (1e-3, 1.0, 1e6):
+        K = scale * _kernel(n=9, seed=8)[0]
+        maj = KernelEigen(K, DWDLoss(1.0), 0.0, predictor=None)
+        assert maj.noise == pytest.approx(9 * np.finfo(float).eps * np.abs(maj.e).max(), rel=1e-12, abs=0.0)
+
+
+def test_kernel_eigen_freezes_both_kinds_at_once():
+    """Where the noise reaches half the ridge, an eigenvalue below minus half
+    the ridge (and outside the noise) stays frozen beside the noise's."""
+    K, z, _ = _kernel(n=6, seed=2)
+    maj = KernelEigen(K, DWDLoss(1.0), 0.0, predictor=None)
+    e = maj.e.copy()
+    e[0], e[1] = -3.0, 0.5  # -3: below -ridge/2 and outside the noise; 0.5: inside it
+    maj.e, maj.e_gam, maj.noise = e, e, 1.0
+    step = maj.at_lambda(1.0 / 12)(z, maj.start())[0]  # ridge = c = 2 n lambda / M = 1/4
+    frozen = (e < -0.125) | (np.abs(e) <= 1.0)
+    assert frozen[0] and frozen[1] and not frozen.all()
+    np.testing.assert_array_equal(step[1:] == 0.0, frozen)
+
+
 def test_kernel_eigen_freezes_an_eigenvalue_below_half_the_ridge():
     K, z, _ = _kernel(n=6, seed=2)
     maj = KernelEigen(K, DWDLoss(1.0), 1e-6, predictor=None)
@@ -142,6 +164,8 @@ def test_kernel_cholesky_step_is_the_weighted_majorisers(lam):
     loss = DWDLoss(1.0, w, scale=1.0)
     maj = KernelCholesky(K, loss, 1e-6, predictor=None)
     assert maj.solver == "wkdwd"
+    A = np.block([[np.array([[w.sum()]]), (K @ w)[None, :]], [(K @ w)[:, None], K @ np.diag(w) @ K]])
+    np.testing.assert_allclose(maj.A, A + 1e-6 * np.eye(13), rtol=1e-12, atol=1e-14)  # both triangles
     step, df, grad_sq = maj.at_lambda(lam)(z, alpha)
     expected, rhs = _cholesky_step(K, w, z, alpha, lam, loss.lipschitz, 1e-6)
     np.testing.assert_allclose(step, expected, rtol=1e-7, atol=1e-9 * np.abs(expected).max())
