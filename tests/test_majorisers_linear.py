@@ -359,6 +359,57 @@ def test_a_negative_eigenvalue_beyond_half_the_ridge_is_frozen():
     np.testing.assert_allclose(S, restricted, rtol=1e-9, atol=1e-12 * np.abs(restricted).max())
 
 
+def _frozen_of(maj, raw, c):
+    """Which eigen-directions the step at ``c`` leaves alone, the eigenvalues of
+    ``Z'Z`` (before the ridge) set to ``raw`` in a fixed random basis ``V``:
+    in that basis the step must be minus the inverse of ``P``'s block on the
+    others (``P = diag(e) + c V' diag(0, I) V``), zero on the frozen ones,
+    for exactly one set.  Compared scaled by ``sqrt(|e| + c)`` on each side,
+    so that directions of eigenvalues 1e13 apart are held alike: the scaled
+    entries are of size 1, the right set's differ from the step's by
+    rounding (below 0.01 here), any other set's by about 1."""
+    V = np.linalg.qr(np.random.default_rng(10).normal(size=(3, 3)))[0]
+    evals = np.asarray(raw) + maj._gam
+    maj._eig = (evals, V)
+    W = V.T @ maj._eigen_step_matrix(c) @ V * maj.loss.lipschitz
+    Pe = np.diag(evals) + c * V.T @ np.diag([0.0, 1.0, 1.0]) @ V
+    scale = np.sqrt(np.abs(evals) + c)
+    found = []
+    for mask in range(8):
+        frozen = np.array([bool(mask >> i & 1) for i in range(3)])
+        expected = np.zeros((3, 3))
+        k = np.flatnonzero(~frozen)
+        expected[np.ix_(k, k)] = -np.linalg.inv(Pe[np.ix_(k, k)])
+        if np.abs(scale[:, None] * (W - expected) * scale).max() <= 0.05:
+            found.append(frozen.tolist())
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_the_noise_rule_freezes_at_half_the_ridge_and_keeps_the_negative_rule():
+    """The rounding level is ``max(n, p + 1) eps max|e - gam|`` (10 eps here).
+    With that level at 0.08 and ``gam + c = 0.1``: an eigenvalue of 0.04
+    (inside the level, which reaches half the ridge) and one of -1 (below
+    minus half the ridge, outside the level) are frozen, the largest kept;
+    the eigenvalues are taken net of ``gam`` = 0.05."""
+    X, _, _ = _problem(n=10, p=2, seed=9)
+    maj = LinearEigen(DenseLinearForm(X), DWDLoss(1.0), 0.05)
+    top = 0.08 / (10 * EPS)
+    assert _frozen_of(maj, [-1.0, 0.04, top], 0.05) == [True, True, False]
+    # a level below half the ridge freezes only the negative one
+    assert _frozen_of(maj, [-1.0, 0.04, top], 0.2) == [True, False, False]
+
+
+def test_the_noise_level_of_eigenvalues_below_one():
+    """Eigenvalues all below 1: the level is 10 eps times the largest (0.5),
+    1.1e-15; with ``c`` = 1e-15 it reaches half the ridge, and an eigenvalue
+    of 1.5e-15 lies above it (kept), one of 1e-15 inside it (frozen)."""
+    X, _, _ = _problem(n=10, p=2, seed=9)
+    maj = LinearEigen(DenseLinearForm(X), DWDLoss(1.0), 0.0)
+    assert _frozen_of(maj, [1.5e-15, 0.3, 0.5], 1e-15) == [False, False, False]
+    assert _frozen_of(maj, [1e-15, 0.3, 0.5], 1e-15) == [True, False, False]
+
+
 def test_the_eigendecomposition_is_made_on_first_use_and_shared():
     """``gram_eig`` may be the decomposition, a callable returning it (called
     once, on first use), or None (then ``eigh(Z'Z)`` on first use); ``evals``

@@ -277,3 +277,22 @@ def test_start_makes_a_float_copy():
     system = LinearNewton(DenseLinearForm(X), None, 4.0)
     x = system.start([1, 2, 3, 4, 5, 6])
     assert x.dtype == np.float64 and x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_cholesky_factors_the_floored_system_whatever_its_memory_order():
+    """A system that fails to factorise, held in Fortran order (which LAPACK
+    could overwrite in place): each retry factorises the system plus the
+    floor, never a partly factorised copy, so the factor's ``R'R`` is the
+    floored system the caller sees."""
+    rng = np.random.default_rng(11)
+    B = rng.normal(size=(5, 3))
+    H0 = B @ B.T  # rank 3 of 5: Cholesky breaks down
+    H0[4, 4] -= 1e-6
+    floor = rng.uniform(0.5, 2.0, size=5)
+    for H in (np.asfortranarray(H0), H0.copy()):
+        F = _cholesky(H, floor)
+        R = np.triu(F)
+        np.testing.assert_allclose(R.T @ R, H, rtol=1e-10, atol=1e-12)
+        added = np.diag(H - H0) / floor
+        assert added[0] > 0.0 and np.allclose(added, added[0], rtol=1e-9)
+        np.testing.assert_array_equal(H - np.diag(np.diag(H)), H0 - np.diag(np.diag(H0)))

@@ -110,8 +110,9 @@ class NewtonSystem(ABC):
 
 
 def _diagonal(H):
-    """A writable view of the diagonal of the square array ``H``."""
-    return H.reshape(-1)[::H.shape[0] + 1]
+    """A writable view of the diagonal of the square array ``H``, whatever its
+    memory layout (a flat view would be a copy of a Fortran-ordered one)."""
+    return np.einsum("ii->i", H)
 
 
 def _cholesky(H, floor):

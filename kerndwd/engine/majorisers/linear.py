@@ -149,7 +149,6 @@ class LinearEigen(LinearPenalty, Majoriser):
         frozen = raw < -0.5 * ridge
         if noise >= 0.5 * ridge:
             frozen |= np.abs(raw) <= noise
-        Qe0 = None
         if frozen.any():
             dq[frozen] = 0.0
             frozen_share = float((V[0, frozen] * V[0, frozen]).sum())
