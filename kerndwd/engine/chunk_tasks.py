@@ -247,17 +247,19 @@ def rows_array(expr, leaves, chunks, ncols=None, near=None):
     leaves = leaves if near is None else {**leaves, near.name: near}
     name = fresh_name("rows")
     dsk, _, inputs = chunk_layer(name, as_float, (expr,), leaves, chunks, store=False)
+    if ncols is not None:  # a matrix's chunk i is the block (i, 0)
+        dsk = {(name, i, 0): task for (_, i), task in dsk.items()}
     graph = chunk_graph(name, dsk, leaf_arrays(inputs), inputs, chunk_layer=name)
     shape = (chunks,) if ncols is None else (chunks, (ncols,))
     return da.Array(graph, name, chunks=shape, dtype=np.float64, meta=np.empty((0,) * len(shape)))
 
 
 def persist_beside(near, arrays):
-    """Each of ``arrays`` (Dask vectors chunked like the rows of ``near``, or None)
-    computed and stored on the workers now, in one computation, each chunk
-    beside the chunk of ``near`` it belongs to (:func:`rows_array`): the
-    persisted arrays, None where None was given."""
-    lazy = [rows_array(("leaf", a.name), {a.name: a}, tuple(a.chunks[0]), None, near)
+    """Each of ``arrays`` (Dask vectors or one-column-chunk matrices chunked like
+    the rows of ``near``, or None) computed and stored on the workers now, in
+    one computation, each chunk beside the chunk of ``near`` it belongs to
+    (:func:`rows_array`): the persisted arrays, None where None was given."""
+    lazy = [rows_array(("leaf", a.name), {a.name: a}, tuple(a.chunks[0]), None if a.ndim == 1 else a.shape[1], near)
             for a in arrays if a is not None]
     stored = iter(persist_unoptimised(*lazy) if lazy else ())
     return tuple(None if a is None else next(stored) for a in arrays)

@@ -1,0 +1,96 @@
+"""Vectors and matrices of rows held in chunks (:mod:`kerndwd.engine.chunked`)
+against numpy on the same values, on Dask's local scheduler: arithmetic
+both ways round, selections by a boolean mask, columns, reductions, and
+the index refusal.
+"""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+
+from kerndwd.engine.chunked import ChunkedRows  # noqa: E402
+
+V = np.array([1.0, -2.0, 3.0, 0.5, -4.0, 2.5, 6.0])
+M = np.arange(14.0).reshape(7, 2) - 5.0
+
+
+def _rows(values, chunks=3):
+    return ChunkedRows.from_dask(da.from_array(values, chunks=(chunks,) + values.shape[1:]))
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "**", "<", "<=", ">", ">="])
+def test_binary_operators_both_ways_round(op):
+    x, other = _rows(V), 3.0
+    fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "**": np.power,
+          "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op]
+    base = np.abs(V) if op == "**" else V
+    xb = _rows(base)
+    np.testing.assert_allclose(np.asarray(eval(f"xb {op} other")), fn(base, other), rtol=1e-15)
+    if op in "+-*/**":
+        np.testing.assert_allclose(np.asarray(eval(f"other {op} xb")), fn(other, base), rtol=1e-15)
+    y = _rows(V[::-1].copy())
+    np.testing.assert_allclose(np.asarray(eval(f"xb {op} y")), fn(base, V[::-1]), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(-x), -V)
+
+
+def test_a_selection_reduces_over_the_selected_rows_alone():
+    x = _rows(V)
+    mask = x > 0.0
+    sel = x[mask]
+    assert sel.sum() == pytest.approx(V[V > 0].sum(), rel=1e-15)
+    assert sel.mean() == pytest.approx(V[V > 0].mean(), rel=1e-15)
+    assert (sel * 2.0 + 1.0).mean() == pytest.approx((V[V > 0] * 2 + 1).mean(), rel=1e-15)
+    assert np.ones_like(x)[mask].sum() == 5.0
+    # a mask whose rows are all false selects none; the rows themselves are not changed
+    assert x[x > 100.0].sum() == 0.0
+    np.testing.assert_array_equal(np.asarray(x), V)
+    with pytest.raises(TypeError, match="a selection of ChunkedRows has no known length per chunk"):
+        sel.compute()
+
+
+def test_columns_and_means_of_a_matrix_of_rows():
+    m = _rows(M)
+    v = _rows(V)
+    col = v[:, None]
+    assert col.shape == (7, 1) and col.ndim == 2
+    np.testing.assert_allclose(np.asarray(col * np.array([[1.0, 10.0]])), V[:, None] * [1.0, 10.0])
+    np.testing.assert_allclose(m.mean(axis=0), M.mean(axis=0), rtol=1e-15)
+    assert m.mean() == pytest.approx(M.mean(), rel=1e-15)
+    np.testing.assert_allclose(m.sum(axis=0), M.sum(axis=0), rtol=1e-15)
+    assert m.sum() == pytest.approx(M.sum(), rel=1e-15)
+    np.testing.assert_allclose(np.asarray(m[:, 1]), M[:, 1])
+    pair = m[:, [1, 0]]
+    assert pair.shape == (7, 2)
+    np.testing.assert_allclose(np.asarray(pair), M[:, [1, 0]])
+    assert v.mean() == pytest.approx(V.mean(), rel=1e-15)
+
+
+@pytest.mark.parametrize("key", [0, slice(None), (slice(None), 0), (slice(1, None), None), (slice(None), None, 0)])
+def test_other_indices_are_refused(key):
+    v = _rows(V)
+    with pytest.raises(TypeError) as info:
+        v[key]
+    assert str(info.value) == "ChunkedRows take a boolean ChunkedRows mask, [:, None] or [:, columns] as an index"
+
+
+def test_a_matrix_takes_no_new_axis_and_a_selection_no_second_index():
+    m = _rows(M)
+    with pytest.raises(TypeError, match="ChunkedRows take a boolean"):
+        m[:, None]
+    v = _rows(V)
+    with pytest.raises(TypeError, match="ChunkedRows take a boolean"):
+        v[v > 0][:, None]
+    with pytest.raises(TypeError, match="ChunkedRows take a boolean"):
+        m[_rows(V) > 0]
+
+
+def test_a_matrix_of_rows_computes_and_persists():
+    """A matrix of rows is a Dask array of one column chunk: its chunk ``i`` is
+    the block ``(i, 0)``, computed or stored."""
+    m = _rows(M)
+    np.testing.assert_array_equal(np.asarray(m * 2.0), 2.0 * M)
+    stored = (m - 1.0).persist()
+    assert stored.shape == (7, 2)
+    np.testing.assert_array_equal(np.asarray(stored), M - 1.0)
+    np.testing.assert_array_equal(np.asarray(_rows(V)[:, None] * np.ones((1, 3))), V[:, None] * np.ones(3))
