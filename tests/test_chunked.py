@@ -94,3 +94,21 @@ def test_a_matrix_of_rows_computes_and_persists():
     assert stored.shape == (7, 2)
     np.testing.assert_array_equal(np.asarray(stored), M - 1.0)
     np.testing.assert_array_equal(np.asarray(_rows(V)[:, None] * np.ones((1, 3))), V[:, None] * np.ones(3))
+
+
+def test_reshape_makes_a_vector_a_column_and_leaves_a_matrix_alone():
+    v, m = _rows(V), _rows(M)
+    assert len(v) == 7 and len(m) == 7 and len(v[v > 0]) == 5
+    for shape in [(7, 1), (-1, 1), (7, -1), (-1, -1)]:
+        col = v.reshape(shape)
+        assert col.shape == (7, 1)
+        np.testing.assert_array_equal(np.asarray(col), V[:, None])
+        assert v.reshape(*shape).shape == (7, 1)
+    for shape in [(7, 2), (-1, 2), (7, -1), (-1, -1)]:
+        assert m.reshape(shape) is m
+    for bad, rows in [((7, 2), v), ((6, 1), v), ((7,), v), ((7, 1, 1), v), ((7, 3), m), ((14, 1), m)]:
+        with pytest.raises(ValueError) as info:
+            rows.reshape(bad)
+        assert str(info.value) == f"ChunkedRows of shape {rows.shape} cannot take shape {bad}"
+    with pytest.raises(ValueError, match=r"cannot take shape \(-1, 1\)"):
+        v[v > 0].reshape(-1, 1)  # a selection has no known length

@@ -115,14 +115,17 @@ def test_a_system_beyond_the_memory_is_refused_by_name_but_not_for_rows_on_a_clu
 
 @pytest.mark.parametrize("lambdas, weighted, kind", [((0.5,), False, LinearCholesky), ((1.0, 0.5), True, LinearCholesky),
                                                      ((1.0, 0.5), False, LinearEigen)])
-def test_rows_on_dask_keep_the_features_on_the_workers(lambdas, weighted, kind):
-    """On the local scheduler: the map fitted from the rows, the features a
-    Dask linear form cached once, the same system as the rows in memory, and
-    no BLAS work declared on the client."""
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_rows_on_dask_keep_the_features_on_the_workers(lambdas, weighted, kind, approx):
+    """On the local scheduler: the map fitted from the rows (Nystrom's
+    landmarks gathered from the chunks), the features a Dask linear form
+    cached once, the same system as the rows in memory (its diagonal, which
+    the Newton and CG systems read, too), and no BLAS work declared on the
+    client."""
     da = pytest.importorskip("dask.array")
     from kerndwd.engine.designs.dask import DaskLinearForm
 
-    design = FourierDesign(random_state=0, n_components=8)
+    design = (FourierDesign if approx == "rff" else NystroemDesign)(random_state=0, n_components=8)
     local = _problem(design, weighted=weighted, lambdas=lambdas, gam=1e-4)
     X = da.from_array(local.X, chunks=(15, 2))
     remote = replace(local, X=X)
@@ -133,6 +136,9 @@ def test_rows_on_dask_keep_the_features_on_the_workers(lambdas, weighted, kind):
     assert type(m) is kind and type(m.form) is DaskLinearForm and m.loss is remote.loss
     assert _build(remote, cache)[0].form is m.form
     here, _ = _build(local)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=40)
+    np.testing.assert_allclose(m.form.weighted_sq_norms(da.from_array(w, chunks=15)),
+                               here.form.weighted_sq_norms(w), rtol=1e-12)
     if kind is LinearCholesky:
         np.testing.assert_allclose(m.A, here.A, rtol=1e-10, atol=1e-12)
     else:
