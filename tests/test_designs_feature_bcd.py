@@ -1,0 +1,119 @@
+"""The block variants of the feature designs and ``solver="auto"`` among them
+(:mod:`kerndwd.engine.designs.feature_bcd`): what the chooser picks and
+says for each case of its docstring, the boundary at
+``FEATURE_SYSTEM_MAX``, the refusal of the in-memory pick it passes on, and
+the block forms the majorisers are built on (their storage type, cache and
+tiles handed through, shared through the cache).
+"""
+
+import numpy as np
+import pytest
+
+import kerndwd
+from kerndwd import engine
+from kerndwd.engine.designs import feature_bcd as feature_bcd_module
+from kerndwd.engine.designs import features as features_module
+from kerndwd.engine.designs.feature_bcd import (FEATURE_SYSTEM_MAX, FeatureAutoDesign, FourierBlockDesign,
+                                                NystroemBlockDesign)
+from kerndwd.engine.designs.features import FourierDesign, NystroemDesign
+from kerndwd.engine.majorisers.feature_blocks import FourierBlockForm, LandmarkBlockForm
+
+RBF = kerndwd.rbfdot(1.0)
+
+
+def test_the_chooser_picks_and_says_why(monkeypatch):
+    monkeypatch.setattr(feature_bcd_module, "memory_budget", lambda memory, unknown: 1e12)
+    auto = FeatureAutoDesign("rff", n_components=500)
+    assert auto.option_names == ("n_components", "dtype", "chunk_size", "block_size", "cache_features")
+    pick = auto.for_rows(10000, 5, RBF, "dense", False)
+    assert type(pick) is FourierDesign
+    assert pick.chosen == ("approx='rff' with solver='auto': m = 500 columns: one (m + 1) x (m + 1) system "
+                           "(0.043 GiB with the features)")
+    pick = auto.for_rows(10000, 5, RBF, "remote", False)
+    assert type(pick) is FourierDesign and pick.chosen == (
+        "approx='rff' with solver='auto': rows not in memory: the (m + 1) system (the blocks take rows in memory "
+        "only)")
+    for option in ("block_size", "cache_features"):
+        value = 64 if option == "block_size" else True
+        pick = FeatureAutoDesign("nystroem", n_components=500, **{option: value}).for_rows(10000, 5, RBF, "dense",
+                                                                                            False)
+        assert type(pick) is NystroemBlockDesign
+        assert pick.chosen == (f"approx='nystroem' with solver='auto': block options given: sweeps over blocks of "
+                               f"{pick.block_size} columns")
+    at_max = FeatureAutoDesign("rff", n_components=FEATURE_SYSTEM_MAX).for_rows(10000, 5, RBF, "dense", False)
+    assert type(at_max) is FourierDesign
+    above = FeatureAutoDesign("rff", n_components=FEATURE_SYSTEM_MAX + 1).for_rows(10000, 5, RBF, "dense", False)
+    assert type(above) is FourierBlockDesign and above.chosen == (
+        f"approx='rff' with solver='auto': m = {FEATURE_SYSTEM_MAX + 1} columns, more than {FEATURE_SYSTEM_MAX}: "
+        f"sweeps over blocks of {above.block_size} columns")
+
+
+def test_the_chooser_takes_the_blocks_beyond_the_memory_budget(monkeypatch):
+    seen = []
+    need = FourierDesign(n_components=500).system_bytes(10000, "dense")
+
+    def budget(memory, unknown):
+        seen.append((memory, unknown))
+        return need - 1.0
+
+    monkeypatch.setattr(feature_bcd_module, "memory_budget", budget)
+    pick = FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "dense", False)
+    assert type(pick) is FourierBlockDesign
+    assert pick.chosen == ("approx='rff' with solver='auto': m = 500 columns: the features and the (m + 1) x (m + 1) "
+                           f"system take 0.043 GiB, beyond the memory budget: sweeps over blocks of "
+                           f"{pick.block_size} columns")
+    assert seen == [(None, need)]  # an unknown memory: the system's own size, so the plain design is kept
+    monkeypatch.setattr(feature_bcd_module, "memory_budget", lambda memory, unknown: need)
+    assert type(FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "dense", False)) is FourierDesign
+
+
+def test_the_in_memory_pick_still_refuses_a_system_beyond_the_memory(monkeypatch):
+    monkeypatch.setattr(feature_bcd_module, "memory_budget", lambda memory, unknown: 1e15)
+    monkeypatch.setattr(features_module, "available_memory", lambda: 1e7)  # the system alone takes 6e6 bytes
+    with pytest.raises(ValueError, match=r"^n_components: approx='rff' with m = 500 columns on 10000 rows"):
+        FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "dense", False)
+    # on a cluster the features live on the workers: the same memory is enough
+    pick = FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "remote", False)
+    assert type(pick) is FourierDesign
+
+
+def test_the_chooser_declares_the_in_memory_designs_capabilities():
+    for approx, plain in (("rff", FourierDesign()), ("nystroem", NystroemDesign())):
+        auto = FeatureAutoDesign(approx)
+        for storage in ("dense", "remote"):
+            assert auto.capabilities(RBF, storage) == plain.capabilities(RBF, storage)
+
+
+def _problem(design, n=60, lambdas=(0.5,)):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    return engine.Problem.from_arrays(X, y, list(lambdas), kern=RBF, design=design)
+
+
+@pytest.mark.parametrize("cls, form_type", [(FourierBlockDesign, FourierBlockForm),
+                                            (NystroemBlockDesign, LandmarkBlockForm)])
+@pytest.mark.parametrize("cache_features", [True, False])
+def test_the_block_majoriser_gets_the_designs_storage_and_shares_its_form(cls, form_type, cache_features):
+    design = cls(random_state=0, n_components=20, block_size=8, dtype="float32", chunk_size=7,
+                 cache_features=cache_features)
+    problem = _problem(design)
+    cache = engine.FactorCache(problem.X, problem.kern)
+    m = engine.build_majoriser(problem, cache)
+    form = m.form
+    assert type(form) is form_type and form.dtype == np.float32 and form._tile_rows == 7
+    assert (form.stored is not None) is cache_features
+    assert engine.build_majoriser(problem, cache).form is form
+    if cls is NystroemBlockDesign:
+        landmarks = NystroemDesign(random_state=0, n_components=20).fitted_map(problem.X, RBF).landmarks
+        np.testing.assert_array_equal(form.landmarks, landmarks)  # the in-memory design's landmarks
+
+
+def test_a_fold_too_small_for_the_landmarks_is_refused_before_any_fit():
+    design = NystroemBlockDesign(random_state=0, n_components=30)
+    problem = _problem(design, n=60)
+    folds = [(np.arange(40), np.arange(40, 60)), (np.arange(25), np.arange(25, 60))]
+    with pytest.raises(ValueError, match=r"n_components=30 exceeds the number of rows of the fit \(25\)"):
+        design.prepare(problem, None, folds)
+    design.prepare(problem, None, folds[:1])
+    FourierBlockDesign(random_state=0, n_components=300).prepare(problem, None, folds)  # any m
