@@ -61,6 +61,15 @@ def test_leverage_landmarks_are_the_definitions(m, seed):
     np.testing.assert_array_equal(leverage_landmarks(X, RBF, m, np.random.default_rng(seed), block_rows=7), got)
 
 
+def test_leverage_landmarks_keep_the_m_largest_keys_over_many_draws():
+    rng = np.random.default_rng(20)
+    X = np.r_[rng.normal(size=(150, 2)), 6.0 + 0.3 * rng.normal(size=(10, 2))]
+    for seed in range(40):
+        m = 5 + seed % 17
+        got = leverage_landmarks(X, RBF, m, np.random.default_rng(seed))
+        np.testing.assert_array_equal(got, _leverage_by_definition(X, RBF, m, seed)[0])
+
+
 def test_leverage_landmarks_fall_back_to_uniform_rows():
     """Below 3 landmarks, or when the sketch's kernel matrix has no positive
     eigenvalue (all rows zero under the linear kernel), the rows are drawn
