@@ -1,0 +1,132 @@
+"""The column-block forms of the feature designs
+(:mod:`kerndwd.engine.majorisers.feature_blocks`) against dense products:
+the penalties and the dual norms of their docstrings (with ``K_LL^+`` where
+it fits the memory budget and the bound ``v'Kv`` beyond), the landmark
+rows' scatter, and a pickled copy, which forms its own buffers and
+closures.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import kerndwd
+from kerndwd.engine.feature_maps import FourierMap, nystroem_cutoff
+from kerndwd.engine.majorisers import feature_blocks
+from kerndwd.engine.majorisers.feature_blocks import FourierBlockForm, LandmarkBlockForm
+
+RBF = kerndwd.rbfdot(0.8)
+
+
+def _fourier(cache=False):
+    rng = np.random.default_rng(0)
+    fmap = FourierMap(rng.normal(size=(2, 30)), rng.uniform(0, 2 * np.pi, 30))
+    X = rng.normal(size=(40, 2))
+    return FourierBlockForm(fmap, X, block_size=8, cache=cache), fmap.transform(X), rng
+
+
+def _landmarks(cache=False, rows=np.arange(0, 40, 3)):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    return LandmarkBlockForm(RBF, X, rows, block_size=5, cache=cache), X, rng
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_fourier_penalty_and_dual_norm(cache):
+    form, Phi, rng = _fourier(cache)
+    theta, lam = rng.normal(size=30), 0.3
+    assert form.penalty(theta) == pytest.approx(theta @ theta, rel=1e-14)
+    np.testing.assert_allclose(form.penalty_grad(theta), 2.0 * theta, rtol=1e-15)
+    u = rng.normal(size=40)
+    assert form.dual_norm_sq(u, theta, lam) == pytest.approx(np.sum((Phi.T @ u + 2 * lam * theta) ** 2), rel=1e-12)
+    U, T = rng.normal(size=(40, 3)), rng.normal(size=(30, 3))
+    np.testing.assert_allclose(form.dual_norm_sq(U, T, lam), np.sum((Phi.T @ U + 2 * lam * T) ** 2, axis=0),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_landmark_penalty_scatter_and_dual_norm_with_the_pseudo_inverse(cache):
+    rows = np.arange(0, 40, 3)
+    form, X, rng = _landmarks(cache, rows)
+    assert form.landmark_rows.dtype == np.intp and form.landmarks.dtype == np.float64
+    np.testing.assert_array_equal(form.landmarks, X[rows])
+    C, KLL = RBF(X, X[rows]), RBF(X[rows])
+    beta, lam = rng.normal(size=rows.size), 0.2
+    assert form.penalty(beta) == pytest.approx(beta @ KLL @ beta, rel=1e-12)
+    assert form.penalty(beta, applied=C @ beta) == pytest.approx(beta @ KLL @ beta, rel=1e-12)
+    np.testing.assert_allclose(form.penalty_grad(beta), 2 * KLL @ beta, rtol=1e-12)
+    np.testing.assert_allclose(form.penalty_grad(beta, applied=C @ beta), 2 * KLL @ beta, rtol=1e-12)
+    S = form.scatter(beta.astype(np.float32))
+    assert S.dtype == np.float64 and S.shape == (40,)
+    np.testing.assert_array_equal(S[rows], beta.astype(np.float32)) and not S[np.setdiff1d(np.arange(40), rows)].any()
+    assert form.scatter(np.ones((rows.size, 2))).shape == (40, 2)
+    u = rng.normal(size=40)
+    v = u + 2 * lam * form.scatter(beta)
+    g = C.T @ v
+    e, V = np.linalg.eigh(KLL)
+    keep = e > nystroem_cutoff(rows.size) * e[-1]
+    expected = g @ (V[:, keep] / e[keep]) @ V[:, keep].T @ g
+    assert form.dual_norm_sq(u, beta, lam) == pytest.approx(expected, rel=1e-8)
+    U, B = rng.normal(size=(40, 2)), rng.normal(size=(rows.size, 2))
+    got = form.dual_norm_sq(U, B, lam)
+    for j in range(2):
+        gj = C.T @ (U[:, j] + 2 * lam * form.scatter(B[:, j]))
+        assert got[j] == pytest.approx(gj @ (V[:, keep] / e[keep]) @ V[:, keep].T @ gj, rel=1e-8)
+    solve = form.landmark_solve()
+    assert solve is form.landmark_solve()  # formed once
+    h = rng.normal(size=rows.size)
+    np.testing.assert_allclose(solve(h), (V[:, keep] / e[keep]) @ V[:, keep].T @ h, rtol=1e-8)
+
+
+def test_landmark_solve_drops_the_eigenvalues_below_the_cutoff():
+    """Three landmarks under the linear kernel with ``K_LL = diag(0.5, 0.25,
+    sigma)``: the cutoff is ``3 eps`` times the largest eigenvalue, 1.5 eps;
+    sigma = 2 eps is kept, 1 eps dropped."""
+    eps = np.finfo(float).eps
+    for sigma, kept in [(2.0 * eps, 3), (1.0 * eps, 2)]:
+        L = np.diag(np.sqrt([0.5, 0.25, sigma]))
+        X = np.r_[L, np.ones((2, 3))]
+        form = LandmarkBlockForm(kerndwd.vanilladot(), X, np.arange(3), block_size=2)
+        solve = form.landmark_solve()
+        assert form._solve[1].shape == (3, kept)
+        h = np.array([1.0, 1.0, sigma])
+        expected = np.array([2.0, 4.0, 1.0 if kept == 3 else 0.0])
+        np.testing.assert_allclose(solve(h), expected, rtol=1e-6)
+
+
+def test_beyond_the_budget_the_dual_norm_is_the_bound_v_k_v(monkeypatch):
+    m = 14  # landmarks: 24 m^2 bytes for K_LL and its eigenvectors
+    for budget, uses_solve in [(24.0 * m * m, True), (24.0 * m * m - 1.0, False), (None, False)]:
+        monkeypatch.setattr(feature_blocks, "memory_budget", lambda budget=budget: budget)
+        form, X, rng = _landmarks(rows=np.arange(0, 40, 3))
+        assert form.m == m
+        assert (form.landmark_solve() is not None) is uses_solve
+        if uses_solve:
+            continue
+        u, beta, lam = rng.normal(size=40), rng.normal(size=m), 0.2
+        v = u + 2 * lam * form.scatter(beta)
+        assert form.dual_norm_sq(u, beta, lam) == pytest.approx(v @ RBF(X) @ v, rel=1e-10)
+        V = np.column_stack([v, 2 * v])
+        np.testing.assert_allclose(form._dual_metric()(V), [v @ RBF(X) @ v, 4 * v @ RBF(X) @ v], rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [_fourier, _landmarks])
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_pickled_form_makes_its_own_buffers_and_closures(make, cache):
+    form = make(cache)[0]
+    rng = np.random.default_rng(5)
+    theta = rng.normal(size=form.m)
+    z = rng.normal(size=form.n)
+    expected, expected_t = form.apply(theta), form.apply_t(z)
+    if isinstance(form, LandmarkBlockForm):
+        form.dual_norm_sq(z, theta, 0.1)  # forms the closures
+        assert form._dual is not None and form._solve is not None
+    copy = pickle.loads(pickle.dumps(form))
+    assert copy._local is not form._local and not hasattr(copy._local, "buffer")
+    if isinstance(form, LandmarkBlockForm):
+        assert copy._dual is None and copy._solve is None
+        assert copy.dual_norm_sq(z, theta, 0.1) == pytest.approx(form.dual_norm_sq(z, theta, 0.1), rel=1e-12)
+    np.testing.assert_allclose(copy.apply(theta), expected, rtol=1e-12)
+    np.testing.assert_allclose(copy.apply_t(z), expected_t, rtol=1e-12)
+    assert (copy.stored is not None) is cache
