@@ -1,0 +1,81 @@
+"""The folds of cross-validation (:mod:`kerndwd.engine.crossval`): R's
+1-based fold labels checked with whole messages, and R's assignment drawn
+within each class.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kerndwd.engine.crossval import MIN_FOLDS, check_foldid, check_nfolds, draw_foldid, draw_stratified_foldid
+
+
+def test_fold_labels_are_taken_from_any_integer_sequence():
+    labels = [1, 2, 3, 1, 2, 3]
+    for given in (labels, np.array(labels, dtype=np.int8), np.array(labels, dtype=float), pd.Series(labels),
+                  pd.array(labels, dtype="Int64")):
+        out = check_foldid(given, 6)
+        assert out.dtype.kind == "i" and out.tolist() == labels
+    assert MIN_FOLDS == 3
+
+
+@pytest.mark.parametrize("foldid, n, error, message", [
+    (object(), 6, ValueError, "foldid must have one entry per row of X (6), got shape ()"),
+    ([1, 2, 3], 6, ValueError, "foldid must have one entry per row of X (6), got shape (3,)"),
+    ([[1, 2, 3]] * 2, 3, ValueError, "foldid must have one entry per row of X (3), got shape (2, 3)"),
+    ([[1], [2], [3]], 3, ValueError, "foldid must have one entry per row of X (3), got shape (3, 1)"),
+    ([True, False, True], 3, TypeError, "foldid must hold integers, got dtype bool"),
+    (["1", "2", "3"], 3, TypeError, "foldid must hold integers, got dtype <U1"),
+    ([1.0, 2.0, np.nan], 3, ValueError, "foldid must hold whole numbers (fold labels 1, 2, ..., nfolds)"),
+    ([1.0, 2.0, np.inf], 3, ValueError, "foldid must hold whole numbers (fold labels 1, 2, ..., nfolds)"),
+    ([1.0, 2.5, 3.0], 3, ValueError, "foldid must hold whole numbers (fold labels 1, 2, ..., nfolds)"),
+    ([0, 1, 2], 3, ValueError, "foldid is 1-based as in R (labels 1..nfolds) but contains 0; for 0-based fold "
+                               "labels pass foldid + 1"),
+    ([1, 3, 4, 4], 4, ValueError, "foldid leaves fold(s) [2] empty; use labels 1..nfolds, each at least once"),
+    ([2, 3, 4, 5], 4, ValueError, "foldid leaves fold(s) [1] empty; use labels 1..nfolds, each at least once"),
+    ([1, 2, 1, 2], 4, ValueError, "foldid defines 2 folds; at least 3 are needed (as in R)"),
+])
+def test_bad_fold_labels_are_refused_with_whole_messages(foldid, n, error, message):
+    with pytest.raises(error) as info:
+        check_foldid(foldid, n)
+    assert str(info.value) == message
+
+
+def test_a_foldid_that_cannot_become_an_array_is_refused():
+    class Bad:
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("no")
+
+    with pytest.raises(TypeError) as info:
+        check_foldid(Bad(), 3)
+    assert str(info.value) == "foldid must be a sequence of integers"
+
+
+def test_r_assignment_cycles_the_labels_and_stratifies_by_class():
+    rng = np.random.default_rng(0)
+    out = draw_foldid(4, 10, rng)
+    assert sorted(out.tolist()) == sorted([1, 2, 3, 4] * 2 + [1, 2])
+    classes = np.array([0] * 7 + [1] * 5 + [2] * 3)
+    foldid = draw_stratified_foldid(classes, 3, np.random.default_rng(1))
+    assert foldid.dtype.kind == "i"
+    for k, size in ((0, 7), (1, 5), (2, 3)):
+        counts = np.bincount(foldid[classes == k], minlength=4)[1:]
+        assert counts.sum() == size and counts.max() - counts.min() <= 1  # R's rep(1:nfolds) within the class
+    # the same generator draws the classes in order: class 0 first
+    rng = np.random.default_rng(1)
+    np.testing.assert_array_equal(foldid[classes == 0], draw_foldid(3, 7, rng))
+    np.testing.assert_array_equal(foldid[classes == 1], draw_foldid(3, 5, rng))
+
+
+@pytest.mark.parametrize("nfolds, error, message", [
+    (2.5, TypeError, "nfolds must be an integer, got 2.5"),
+    (True, TypeError, "nfolds must be an integer, got True"),
+    ("3", TypeError, "nfolds must be an integer, got '3'"),
+    (2, ValueError, "nfolds must be at least 3 (as in R's cv.kerndwd), got 2"),
+    (11, ValueError, "nfolds=11 exceeds the number of observations (10); every fold needs one"),
+])
+def test_nfolds_is_checked(nfolds, error, message):
+    with pytest.raises(error) as info:
+        check_nfolds(nfolds, 10)
+    assert str(info.value) == message
+    assert check_nfolds(10.0, 10) == 10 and check_nfolds(np.int64(3), 10) == 3
