@@ -1,0 +1,62 @@
+"""The Newton-CG design on the kernel matrix (:mod:`kerndwd.engine.designs.cg`):
+its kernel checks, the preconditioner's landmarks (the default rank, and
+one pivoted Cholesky per rank and cache), the declared work and the
+refusal of a bad ``rank``.
+"""
+
+import numpy as np
+import pytest
+
+import kerndwd
+from kerndwd import engine
+from kerndwd.engine.designs import cg as cg_module
+from kerndwd.engine.designs.cg import KernelCGDesign
+from kerndwd.engine.kernel_cg import default_rank, pivoted_landmarks
+from kerndwd.engine.majorisers.kernel_cg import KernelMatrixCG
+
+
+def _problem(design, X=None, kern=kerndwd.rbfdot(0.5), n=30):
+    X = np.random.default_rng(4).normal(size=(n, 2)) if X is None else X
+    y = np.where(np.arange(X.shape[0]) % 2 == 0, 1.0, -1.0)
+    return engine.Problem.from_arrays(X, y, [0.1], kern=kern, design=design)
+
+
+def test_the_majoriser_is_preconditioned_on_pivoted_landmarks_once_per_rank(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cg_module, "pivoted_landmarks", lambda K, m: calls.append(m) or pivoted_landmarks(K, m))
+    problem = _problem(KernelCGDesign())
+    cache = engine.FactorCache(problem.X, problem.kern)
+    m = engine.build_majoriser(problem, cache)
+    assert type(m) is KernelMatrixCG and m.precond.rank == default_rank(30) == 30
+    engine.build_majoriser(problem, cache)
+    assert calls == [30]
+    few = _problem(KernelCGDesign(rank=7))
+    m = engine.build_majoriser(few, cache)
+    assert calls == [30, 7] and m.precond.rank == 7
+    K = problem.kern(problem.X)
+    np.testing.assert_allclose(m.precond.C, K[:, pivoted_landmarks(K, 7)], rtol=1e-12)
+
+
+def test_an_indefinite_kernel_is_refused_once_per_cache(monkeypatch):
+    X = 4.0 * np.random.default_rng(5).normal(size=(30, 2))
+    with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
+        engine.build_majoriser(_problem(KernelCGDesign(), X=X, kern=kerndwd.splinedot()),
+                               engine.FactorCache(X, kerndwd.splinedot()))
+    checked = []
+    real = cg_module.check_sampled_definite
+    monkeypatch.setattr(cg_module, "check_sampled_definite", lambda K, kern: checked.append(K.shape) or real(K, kern))
+    problem = _problem(KernelCGDesign())
+    cache = engine.FactorCache(problem.X, problem.kern)
+    engine.build_majoriser(problem, cache)
+    engine.build_majoriser(problem, cache)
+    assert checked == [(30, 30)]
+
+
+def test_declared_work_and_the_rank_option():
+    d = KernelCGDesign()
+    assert d.rank is None and d.blas_work(_problem(d)) == (2.0 * 900 * 2, 0.0)
+    assert KernelCGDesign(rank=5).rank == 5
+    with pytest.raises(ValueError, match="rank"):
+        KernelCGDesign(rank=0)
+    with pytest.raises(TypeError, match="rank"):
+        KernelCGDesign(rank=2.5)
