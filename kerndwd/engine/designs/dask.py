@@ -191,7 +191,10 @@ class DaskRowsView:
     def __getitem__(self, key):
         rows = key[0] if isinstance(key, tuple) else key
         rest = key[1:] if isinstance(key, tuple) else ()
-        if isinstance(rows, slice) or np.isscalar(rows):
+        if np.isscalar(rows):  # one row: a vector, indexed by the rest as it is
+            out = self._X[rows].compute()
+            return out[rest] if rest else out
+        if isinstance(rows, slice):
             out = self._X[rows].compute()
         else:
             rows = np.asarray(rows)
