@@ -379,3 +379,71 @@ def test_the_mm_step_of_the_cg_majoriser_is_the_weighted_kernel_solvers_step():
     scale = np.abs(steps["wkdwd"]).max()
     assert scale > 0.0
     assert np.abs(steps["kdwd-cg"] - steps["wkdwd"]).max() <= 1e-4 * scale
+
+
+@pytest.mark.parametrize("columns", [1, 3])
+def test_block_cg_solves_any_number_of_columns_without_weights(columns):
+    X, y, K = _kernel(50)
+    rng = np.random.default_rng(11)
+    l = rng.uniform(1e-2, 1e-1, 50)
+    B = rng.standard_normal((50, columns))
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 6))
+    P.set_diagonal(l)
+    Xs, KX, its = block_pcg(K, l, P, B, 1e-10)
+    assert Xs.shape == B.shape and its > 0
+    np.testing.assert_allclose((K + np.diag(l)) @ Xs, B, atol=1e-7)
+    np.testing.assert_allclose(KX, K @ Xs, atol=1e-7)
+    zero, Kzero, none = block_pcg(K, l, P, np.zeros((50, columns)), 1e-10)
+    assert none == 0 and not zero.any() and not Kzero.any()
+
+
+def test_the_preconditioner_keeps_its_factor_while_the_diagonal_stays(monkeypatch):
+    from kerndwd.engine import kernel_cg
+
+    X, y, K = _kernel(30)
+    l = np.linspace(0.1, 1.0, 30)
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 5))
+    calls = []
+    real = kernel_cg.linalg.lapack.dpotrf
+    monkeypatch.setattr(kernel_cg.linalg.lapack, "dpotrf", lambda *a, **k: calls.append(1) or real(*a, **k))
+    P.set_diagonal(l)
+    P.set_diagonal(l.copy())
+    assert len(calls) == 1
+    l[0] = 0.2  # the caller's array changed: a new factor
+    P.set_diagonal(l)
+    assert len(calls) == 2
+
+
+def test_the_preconditioner_without_landmarks_is_the_diagonal_and_with_duplicates_still_inverts():
+    X, y, K = _kernel(30)
+    rng = np.random.default_rng(12)
+    l = rng.uniform(0.1, 1.0, 30)
+    R = rng.standard_normal((30, 2))
+    empty = NystromPreconditioner(K, np.array([], dtype=int))
+    empty.set_diagonal(l)
+    assert empty.rank == 0
+    np.testing.assert_allclose(empty(R), R / l[:, None], rtol=1e-15)
+    np.testing.assert_allclose(empty(R[:, 0]), R[:, 0] / l, rtol=1e-15)
+    S = pivoted_landmarks(K, 6)
+    twice = NystromPreconditioner(K, np.r_[S, S[:2]])  # a singular W: its factor needs the ridge
+    twice.set_diagonal(l)
+    nystrom = K[:, S] @ np.linalg.pinv(K[np.ix_(S, S)]) @ K[S]
+    np.testing.assert_allclose(twice((nystrom + np.diag(l)) @ R), R, atol=1e-6)
+
+
+def test_rows_of_vanishing_curvature_drop_out_of_the_preconditioner():
+    """Entries of ``l`` beyond 1e12 times the smallest contribute nothing to
+    ``C' L^-1 C``: the preconditioner still inverts ``C W^-1 C' + L`` on
+    the other rows, and leaves those rows at ``r / l``."""
+    X, y, K = _kernel(30)
+    rng = np.random.default_rng(13)
+    l = rng.uniform(0.1, 1.0, 30)
+    l[:5] = 1e20
+    S = pivoted_landmarks(K, 30)
+    P = NystromPreconditioner(K, S)
+    P.set_diagonal(l)
+    v = rng.standard_normal(30)
+    v[:5] = 0.0
+    out = P((K + np.diag(l)) @ v)
+    np.testing.assert_allclose(out[5:], v[5:], atol=1e-6)
+    assert np.abs(out[:5]).max() < 1e-12
