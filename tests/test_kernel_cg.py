@@ -447,3 +447,22 @@ def test_rows_of_vanishing_curvature_drop_out_of_the_preconditioner():
     out = P((K + np.diag(l)) @ v)
     np.testing.assert_allclose(out[5:], v[5:], atol=1e-6)
     assert np.abs(out[:5]).max() < 1e-12
+
+
+@pytest.mark.parametrize("m", [1, 7, 25])
+def test_one_pivot_a_round_is_exactly_greedy_pivoted_cholesky(m):
+    """With ``block=1`` each round takes the row of largest residual diagonal
+    (the first of equal ones), the residual formed directly here."""
+    rng = np.random.default_rng(m)
+    X = rng.standard_normal((40, 2)) * np.array([2.0, 0.5])
+    K = kerndwd.rbfdot(0.7)(X, X)
+    chosen = pivoted_landmarks(K, m, block=1)
+    expected, resid = [], np.diag(K).copy()
+    for _ in range(m):
+        j = int(np.argmax(resid))
+        expected.append(j)
+        S = np.array(expected)
+        C = K[:, S]
+        resid = np.diag(K) - np.einsum("ij,ji->i", C, np.linalg.solve(K[np.ix_(S, S)], C.T))
+        resid[S] = 0.0
+    assert chosen.tolist() == expected
