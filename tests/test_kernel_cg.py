@@ -466,3 +466,48 @@ def test_one_pivot_a_round_is_exactly_greedy_pivoted_cholesky(m):
         resid = np.diag(K) - np.einsum("ij,ji->i", C, np.linalg.solve(K[np.ix_(S, S)], C.T))
         resid[S] = 0.0
     assert chosen.tolist() == expected
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_kernel_matrix_system_s_scales_and_its_damped_direction(weighted):
+    """``w_n = w / n``, ``pen = diag(K)``, ``scale = (M/n) [sum w, sum_i w_i K_ij^2]``;
+    the direction solves the bordered system with curvatures
+    ``d + mu M w / n`` (floored), and counts its CG iterations."""
+    from kerndwd.engine.forms import KernelForm
+    from kerndwd.engine.kernel_cg import KernelMatrixNewton
+
+    X, y, K = _kernel(30)
+    rng = np.random.default_rng(14)
+    w = rng.uniform(0.5, 2.0, 30) if weighted else None
+    W = np.ones(30) if w is None else w
+    M = 4.0
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 30))
+    system = KernelMatrixNewton(KernelForm(K), w, M, P)
+    np.testing.assert_allclose(system.w_n, W / 30, rtol=1e-15)
+    np.testing.assert_array_equal(system.pen, np.diag(K))
+    np.testing.assert_allclose(system.scale, (M / 30) * np.r_[W.sum(), (K * K * W[:, None]).sum(axis=0)],
+                               rtol=1e-13)
+    assert system.cg_iterations == 0
+    x = np.r_[0.2, 0.01 * rng.standard_normal(30)]
+    z = rng.standard_normal(30) / 30
+    d = rng.uniform(0.0, 1.0, 30)
+    d[:4] = 0.0
+    lam, mu = 0.01, 0.5
+    with pytest.raises(ValueError) as info:
+        system.direction(x, None, d, lam, mu, 1e-12)
+    assert str(info.value) == "the kernel-matrix Newton system needs the loss derivatives z"
+    step, df = system.direction(x, None, d, lam, mu, 1e-12, z=z)
+    first = system.cg_iterations
+    assert first > 0
+    dd = d + mu * M * W / 30
+    expected, expected_df, _ = bordered_solve(K, dd, lam, z + 2 * lam * x[1:], x[1:], P, 1e-12)
+    np.testing.assert_allclose(step, expected, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(df, step[0] + K @ step[1:], rtol=1e-7, atol=1e-9)
+    system.direction(x, None, d, lam, mu, 1e-12, z=z)
+    assert system.cg_iterations > first  # accumulated
+    # no damping: the rows without curvature get the floor 1e-16 M max(w) / n, a finite step
+    step, df = system.direction(x, None, d, lam, 0.0, 1e-12, z=z)
+    floored = np.maximum(d, 1e-300 + 1e-16 * M * W.max() / 30)
+    expected, _, _ = bordered_solve(K, floored, lam, z + 2 * lam * x[1:], x[1:], P, 1e-12)
+    assert np.isfinite(step).all()
+    np.testing.assert_allclose(step, expected, rtol=1e-6, atol=1e-9 * np.abs(expected).max())
