@@ -511,3 +511,12 @@ def test_the_kernel_matrix_system_s_scales_and_its_damped_direction(weighted):
     expected, _, _ = bordered_solve(K, floored, lam, z + 2 * lam * x[1:], x[1:], P, 1e-12)
     assert np.isfinite(step).all()
     np.testing.assert_allclose(step, expected, rtol=1e-6, atol=1e-9 * np.abs(expected).max())
+
+
+def test_the_default_rank_is_a_fraction_of_the_rows_within_its_range():
+    from kerndwd.engine.kernel_cg import RANK_FRACTION, RANK_RANGE, default_rank
+
+    assert RANK_FRACTION == 0.075 and RANK_RANGE == (100, 1500)
+    for n, rank in [(1, 1), (50, 50), (100, 100), (1333, 100), (1334, 100), (1341, 101), (2000, 150),
+                    (19999, 1500), (10 ** 7, 1500)]:
+        assert default_rank(n) == rank and type(default_rank(n)) is int
