@@ -112,3 +112,23 @@ def test_reshape_makes_a_vector_a_column_and_leaves_a_matrix_alone():
         assert str(info.value) == f"ChunkedRows of shape {rows.shape} cannot take shape {bad}"
     with pytest.raises(ValueError, match=r"cannot take shape \(-1, 1\)"):
         v[v > 0].reshape(-1, 1)  # a selection has no known length
+
+
+def test_a_vector_of_rows_times_a_matrix_of_rows_sums_over_the_rows():
+    v, m = _rows(V), _rows(M)
+    np.testing.assert_allclose(v @ m, V @ M, rtol=1e-14)
+    np.testing.assert_allclose(np.matmul(v * 2.0, m), 2.0 * V @ M, rtol=1e-14)
+    np.testing.assert_allclose(v @ _rows(V), V @ V, rtol=1e-14)
+    assert (np.ones(7) @ m).tolist() == M.sum(axis=0).tolist()  # a constant vector of rows
+    for bad in (lambda: v[v > 0] @ m, lambda: v @ _rows(V)[v > 0]):  # selections have no length per chunk
+        with pytest.raises(TypeError):
+            bad()
+    with pytest.raises(TypeError):
+        m @ m  # a matrix on the left
+    other = ChunkedRows.from_dask(da.from_array(M, chunks=(4, 2)))
+    with pytest.raises(ValueError) as info:
+        v @ other
+    assert str(info.value) == "ChunkedRows with row chunks (3, 3, 1) met a Dask array chunked (4, 3)"
+    with pytest.raises(ValueError) as info:
+        v + da.from_array(V, chunks=4)
+    assert str(info.value) == "ChunkedRows with row chunks (3, 3, 1) met a Dask array chunked (4, 3)"
