@@ -130,3 +130,14 @@ def test_a_pickled_form_makes_its_own_buffers_and_closures(make, cache):
     np.testing.assert_allclose(copy.apply(theta), expected, rtol=1e-12)
     np.testing.assert_allclose(copy.apply_t(z), expected_t, rtol=1e-12)
     assert (copy.stored is not None) is cache
+
+
+def test_the_columns_are_not_kept_unless_asked():
+    rng = np.random.default_rng(0)
+    fmap = FourierMap(rng.normal(size=(2, 30)), rng.uniform(0, 2 * np.pi, 30))
+    X = rng.normal(size=(40, 2))
+    assert FourierBlockForm(fmap, X, 8).stored is None
+    assert LandmarkBlockForm(RBF, X, np.arange(10), 4).stored is None
+    kept = LandmarkBlockForm(RBF, X, np.arange(10), 4, dtype=np.float32, cache=True, tile_rows=7, threads=1)
+    assert kept.stored is not None and kept.dtype == np.float32 and kept._tile_rows == 7
+    np.testing.assert_allclose(kept.apply(np.ones(10)), RBF(X, X[:10]) @ np.ones(10), rtol=1e-6)
