@@ -79,3 +79,65 @@ def test_nfolds_is_checked(nfolds, error, message):
         check_nfolds(nfolds, 10)
     assert str(info.value) == message
     assert check_nfolds(10.0, 10) == 10 and check_nfolds(np.int64(3), 10) == 3
+
+
+from kerndwd.engine.crossval import choose_last_minimum, cv_error, select_lambda  # noqa: E402
+
+
+def _fold_means_by_hand(predmat, y, foldid):
+    err = (np.where(predmat > 0, 1.0, -1.0) != y[:, None]).astype(float)
+    err[np.isnan(predmat)] = np.nan
+    return np.array([np.nanmean(err[foldid == k], axis=0) for k in range(1, foldid.max() + 1)])
+
+
+def test_cv_error_summarises_folds_by_their_means_when_they_hold_three_or_more():
+    rng = np.random.default_rng(0)
+    n, L = 12, 3
+    y = np.where(rng.uniform(size=n) > 0.5, 1.0, -1.0)
+    predmat = rng.normal(size=(n, L))
+    predmat[0, 2] = np.nan  # a fold stopped early at the last lambda
+    predmat[1, 1] = 0.0  # a zero link predicts -1
+    foldid = np.tile([1, 2, 3, 4], 3)  # n / nfolds = 3: fold means
+    units = _fold_means_by_hand(predmat, y, foldid)
+    cvm, cvsd = cv_error(predmat, y, foldid)
+    np.testing.assert_allclose(cvm, units.mean(axis=0), rtol=1e-15)
+    np.testing.assert_allclose(cvsd, np.sqrt(((units - units.mean(axis=0)) ** 2).mean(axis=0) / 3), rtol=1e-12)
+
+
+def test_cv_error_works_on_the_raw_errors_below_three_a_fold():
+    rng = np.random.default_rng(1)
+    n = 11
+    y = np.where(rng.uniform(size=n) > 0.5, 1.0, -1.0)
+    predmat = rng.normal(size=(n, 2))
+    predmat[3, 0] = np.nan
+    foldid = np.r_[np.tile([1, 2, 3, 4], 2), [1, 2, 3]]  # n / nfolds = 2.75: raw errors
+    err = (np.where(predmat > 0, 1.0, -1.0) != y[:, None]).astype(float)
+    err[3, 0] = np.nan
+    cvm, cvsd = cv_error(predmat, y, foldid)
+    for j in range(2):
+        e = err[~np.isnan(err[:, j]), j]
+        assert cvm[j] == pytest.approx(e.mean(), rel=1e-15)
+        assert cvsd[j] == pytest.approx(np.sqrt(((e - e.mean()) ** 2).mean() / (e.size - 1)), rel=1e-12)
+
+
+def test_a_lambda_no_fold_reached_has_no_error_and_one_prediction_no_standard_error():
+    y = np.array([1.0, -1.0, 1.0])
+    predmat = np.array([[1.0, np.nan, np.nan], [1.0, np.nan, -1.0], [1.0, np.nan, np.nan]])
+    cvm, cvsd = cv_error(predmat, y, np.array([1, 2, 3]))
+    assert cvm[0] == pytest.approx(1 / 3) and np.isnan(cvm[1]) and cvm[2] == 0.0
+    assert np.isfinite(cvsd[0]) and np.isnan(cvsd[1]) and np.isnan(cvsd[2])
+
+
+def test_rs_selection_rules():
+    cvm = np.array([0.30, 0.20, 0.10, 0.10, 0.15])
+    cvsd = np.array([0.01, 0.01, 0.10, 0.01, 0.01])
+    assert select_lambda(cvm, cvsd) == (2, 1)  # the first minimum; the largest lambda within one SE (0.20)
+    cvsd[2] = 0.0999
+    assert select_lambda(cvm, cvsd) == (2, 2)
+    assert select_lambda(np.array([np.nan, 0.2, 0.2]), np.array([np.nan, 0.0, 0.0])) == (1, 1)
+    assert select_lambda(np.array([0.3, 0.1]), np.array([np.nan, np.nan])) == (1, 1)  # no SE: lambda.min
+    with pytest.raises(RuntimeError) as info:
+        select_lambda(np.array([np.nan, np.nan]), np.array([np.nan, np.nan]))
+    assert str(info.value) == ("no fold finished even the first lambda (maxit ran out on every fold): increase "
+                               "maxit or start the path at a larger lambda")
+    assert choose_last_minimum([0.2, 0.1, 0.3, 0.1]) == 3 and choose_last_minimum([0.5]) == 0
