@@ -132,3 +132,14 @@ def test_a_vector_of_rows_times_a_matrix_of_rows_sums_over_the_rows():
     with pytest.raises(ValueError) as info:
         v + da.from_array(V, chunks=4)
     assert str(info.value) == "ChunkedRows with row chunks (3, 3, 1) met a Dask array chunked (4, 3)"
+
+
+def test_an_expression_of_rows_is_a_float64_dask_array_of_one_task_per_chunk():
+    import re
+
+    for rows, shape in ((_rows(V) * 2.0, (7,)), (_rows(M) + 1.0, (7, 2))):
+        array = rows.to_dask()
+        assert array.dtype == np.float64 and array._meta.shape == (0,) * len(shape) and array.shape == shape
+        assert re.fullmatch(r"kerndwd-rows-[0-9a-f]{32}", array.name)
+        assert len(array.dask.layers[array.name]) == 3  # one task per chunk
+    assert _rows(V).to_dask().name != (_rows(V) * 1.0).to_dask().name
