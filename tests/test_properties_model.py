@@ -405,6 +405,16 @@ def test_duplicated_row_equals_weight_two(data_xy, q, lam, kern, data):
     check_duplicated_row(X, y, q, lam, kern, k)
 
 
+def test_duplicated_row_far_beyond_the_knot():
+    """Found by the randomized CI step (seed 119649679): at q = 100 the margins
+    of four of five rows lie far beyond the knot, where V_q'' is tiny; two fits
+    certified to the same kkt differ by 4.9e-5 in the intercept, within the
+    slack their certificates leave (:func:`certified_slack`)."""
+    X = np.array([[2.0, 2.0], [0.0, 2.0], [2.0, 2.0], [-2.0, 2.0], [2.0, 2.0]])
+    y = np.array([1.0, 1.0, 1.0, -1.0, 1.0])
+    check_duplicated_row(X, y, 100.0, 1.0, kerndwd.vanilladot(), 0)
+
+
 def test_duplicated_row_near_null_direction():
     """Found by the dev profile: a Laplace kernel on rows 0 and 1e-5 gives a
     computed K with an eigenvalue of -2.8e-12, beyond rounding; the two
@@ -440,12 +450,14 @@ def check_duplicated_row(X, y, q, lam, kern, k):
     yd = np.append(y, y[k])
     p_w = fit_converged(X, y, lam, kern, q, wt=w)
     p_d = fit_converged(Xd, yd, lam * n / (n + 1), kern, q)
-    assert_same_f(link(p_d, X), link(p_w, X))
+    # far beyond the knot (q = 100) the certificates pin f only loosely: see certified_slack
+    slack = certified_slack(p_w, X, y, lam, w) + certified_slack(p_d, Xd, yd, lam * n / (n + 1))
+    assert_same_f(link(p_d, X), link(p_w, X), slack=slack)
     if not (indefinite_beyond_rounding(kern, X) or indefinite_beyond_rounding(kern, Xd)):
         # off the training rows f is the same function only where F is convex: with a
         # computed K indefinite beyond rounding each problem has its own stationary point
         newx = X[:3] * 0.5 + 0.1
-        assert_same_f(link(p_d, newx), link(p_w, newx))
+        assert_same_f(link(p_d, newx), link(p_w, newx), slack=slack)
     assert abs(p_d.objective[0] * (n + 1) / n - p_w.objective[0]) <= 1e-9 * p_w.objective[0]
 
 
