@@ -45,8 +45,10 @@ def test_a_selection_reduces_over_the_selected_rows_alone():
     # a mask whose rows are all false selects none; the rows themselves are not changed
     assert x[x > 100.0].sum() == 0.0
     np.testing.assert_array_equal(np.asarray(x), V)
-    with pytest.raises(TypeError, match="a selection of ChunkedRows has no known length per chunk"):
-        sel.compute()
+    for gather in (sel.compute, sel.keep):
+        with pytest.raises(TypeError) as info:
+            gather()
+        assert str(info.value) == "a selection of ChunkedRows has no known length per chunk: reduce it (sum, mean)"
 
 
 def test_columns_and_means_of_a_matrix_of_rows():
@@ -143,3 +145,56 @@ def test_an_expression_of_rows_is_a_float64_dask_array_of_one_task_per_chunk():
         assert re.fullmatch(r"kerndwd-rows-[0-9a-f]{32}", array.name)
         assert len(array.dask.layers[array.name]) == 3  # one task per chunk
     assert _rows(V).to_dask().name != (_rows(V) * 1.0).to_dask().name
+
+
+def test_rows_convert_to_the_dtype_asked_for():
+    rows = _rows(V) * 1.0
+    for dtype in (None, np.float32, np.int64):
+        out = np.asarray(rows, dtype=dtype)
+        assert out.dtype == (np.float64 if dtype is None else dtype)
+        np.testing.assert_array_equal(out, V.astype(out.dtype))
+
+
+def test_rows_compute_as_float64_whatever_their_leaves_and_expression():
+    out = (_rows(V) > 0.0).compute()
+    assert out.dtype == np.float64  # ChunkedRows.dtype, whatever the expression
+    np.testing.assert_array_equal(out, (V > 0.0).astype(float))
+    single = _rows(V.astype(np.float32)).compute()  # a leaf itself, not an expression
+    assert single.dtype == np.float64
+    np.testing.assert_array_equal(single, V)
+
+
+def test_one_integer_is_not_a_shape_of_rows():
+    with pytest.raises(ValueError) as info:
+        _rows(V).reshape(7)
+    assert str(info.value) == "ChunkedRows of shape (7,) cannot take shape (7,)"
+
+
+@pytest.mark.parametrize("matrix", [False, True], ids=["vector", "matrix"])
+def test_rows_persisted_near_an_array_are_computed_beside_its_chunks(matrix, monkeypatch):
+    """persist(near=X): the task of each chunk depends on X's chunk (so a cluster
+    runs it, and keeps its result, where that chunk lives); without near it does not."""
+    from kerndwd.engine import chunk_tasks
+
+    seen, real = [], chunk_tasks.persist_unoptimised
+    monkeypatch.setattr(chunk_tasks, "persist_unoptimised", lambda *arrays: seen.extend(arrays) or real(*arrays))
+    near = da.from_array(np.ones((7, 2)), chunks=(3, 2)).persist()
+    values = M if matrix else V
+    for where in (near, None):
+        seen.clear()
+        stored = (_rows(values) * 2.0).persist(near=where)
+        np.testing.assert_array_equal(np.asarray(stored), 2.0 * values)
+        (lazy,) = seen
+        assert (near.name in lazy.dask.dependencies[lazy.name]) == (where is not None)
+
+
+def test_the_rows_of_one_array_are_that_array_unless_placed_near_another():
+    array = da.from_array(V, chunks=3)
+    assert ChunkedRows.from_dask(array).to_dask() is array  # no task of its own
+    near = da.from_array(np.ones((7, 2)), chunks=(3, 2)).persist()
+    placed = ChunkedRows.from_dask(array).to_dask(near=near)
+    assert placed is not array and near.name in placed.dask.dependencies[placed.name]
+    np.testing.assert_array_equal(placed.compute(), V)
+    doubled = (ChunkedRows.from_dask(array) * 2.0).to_dask(near=near)
+    assert near.name in doubled.dask.dependencies[doubled.name]
+    np.testing.assert_array_equal(doubled.compute(), 2.0 * V)
