@@ -114,6 +114,10 @@ def test_anywhere_and_gather_and_take():
     np.testing.assert_array_equal(joined.value, X[[1, 4, 5]])
     parts = [c for c in client.calls if c[0] == "submit" and c[1] is row_chunks_module._rows_of]
     assert [p[3]["workers"] for p in parts] == [["w1"], ["w2"], ["w1"]]
+    client.calls.clear()
+    np.testing.assert_array_equal(chunks.take(np.array([0, 5])).value, X[[0, 5]])
+    parts = [c for c in client.calls if c[0] == "submit" and c[1] is row_chunks_module._rows_of]
+    assert [p[2][0] for p in parts] == [chunks.X[0], chunks.X[2]]  # no task for the chunk with no row taken
 
 
 def test_broadcast_copies_to_every_holder_when_there_are_several():
@@ -122,6 +126,9 @@ def test_broadcast_copies_to_every_holder_when_there_are_several():
     handle = _Future(client, "b")
     assert chunks.broadcast(handle) is handle
     assert client.calls == [("replicate", [handle], ["w1", "w2", "w3"])]
+    two = _Client()
+    chunks, _ = _chunks(two, [["w2"], ["w1"], ["w2"]])
+    assert chunks.broadcast(handle) is handle and two.calls == [("replicate", [handle], ["w1", "w2"])]
     one = _Client()
     chunks, _ = _chunks(one, [["w1"], ["w1"], ["w1"]])
     assert chunks.broadcast(handle) is handle and one.calls == []
@@ -139,7 +146,12 @@ def test_holders_are_one_worker_each_after_waiting(monkeypatch):
     assert waited == [handles] and client.calls == [("as_current",), ("who_has", handles)]
 
 
-def test_rows_from_submits_each_chunk_under_the_arrays_keys():
+def _no_persist(*arrays):
+    raise AssertionError("stored again")
+
+
+def test_rows_from_submits_each_chunk_under_the_arrays_keys(monkeypatch):
+    monkeypatch.setattr(row_chunks_module, "persist_unoptimised", _no_persist)
     client = _Client()
     chunks, X = _chunks(client, [["w1"], ["w2"], ["w1"]])
     rows, handles = chunks.rows_from(lambda i: np.full(chunks.rows[i], float(i)), lambda i: (i,),
@@ -155,6 +167,8 @@ def test_rows_from_submits_each_chunk_under_the_arrays_keys():
     assert leaf.dtype == np.float64 and leaf.chunks == ((2, 3, 1),) and leaf._meta.shape == (0,)
     assert leaf.name == name and not leaf.dask.dependencies[name]
     client.calls.clear()
+    placed = chunks.place(rows)  # futures already beside their chunks: read where they are
+    assert len(placed) == 3 and all(p is h for p, h in zip(placed, handles)) and client.calls == []
     rows, handles = chunks.rows_from(lambda i: np.ones((chunks.rows[i], 4)), lambda i: (i,), ncols=4)
     leaf = rows._leaves[rows._expr[1]]
     assert leaf.chunks == ((2, 3, 1), (4,)) and leaf._meta.shape == (0, 0)
@@ -181,5 +195,27 @@ def test_on_the_local_scheduler_the_same_calls_run_here():
     np.testing.assert_array_equal(np.concatenate(handles), [1.0] * 4 + [2.0] * 2)
     placed = chunks.place(rows)
     assert [np.asarray(h).tolist() for h in placed] == [[1.0] * 4, [2.0] * 2]
+    assert all(p is h for p, h in zip(placed, handles))  # a stored leaf is read where it is, not stored again
     placed = chunks.place(rows * 2.0)
     assert [np.asarray(h).tolist() for h in placed] == [[2.0] * 4, [4.0] * 2]
+
+
+def test_take_within_one_chunk_gives_float64_rows():
+    ints = np.arange(12).reshape(6, 2)
+    chunks = RowChunks(da.from_array(ints, chunks=(4, 2)).persist())
+    for rows in (np.array([4, 5]), np.array([1]), np.array([2, 4])):
+        out = chunks.take(rows)
+        assert out.dtype == np.float64
+        np.testing.assert_array_equal(out, ints[rows])
+
+
+def test_an_expression_is_placed_beside_the_chunks_of_x(monkeypatch):
+    seen, real = [], row_chunks_module.persist_unoptimised
+    monkeypatch.setattr(row_chunks_module, "persist_unoptimised", lambda *arrays: seen.extend(arrays) or real(*arrays))
+    X = da.from_array(np.arange(12.0).reshape(6, 2), chunks=(4, 2)).persist()
+    chunks = RowChunks(X)
+    rows = ChunkedRows.from_dask(da.from_array(np.arange(6.0), chunks=4)) * 2.0
+    placed = chunks.place(rows)
+    assert [np.asarray(h).tolist() for h in placed] == [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0]]
+    (lazy,) = seen
+    assert X.name in lazy.dask.dependencies[lazy.name]
