@@ -81,7 +81,11 @@ def test_nfolds_is_checked(nfolds, error, message):
     assert check_nfolds(10.0, 10) == 10 and check_nfolds(np.int64(3), 10) == 3
 
 
-from kerndwd.engine.crossval import choose_last_minimum, cv_error, select_lambda  # noqa: E402
+from kerndwd.engine.crossval import _mean_and_se, choose_last_minimum, cv_error, select_lambda  # noqa: E402
+
+#: R's mean sums in x87 extended precision; where numpy's longdouble is double the last bit may differ
+EXTENDED = pytest.mark.skipif(np.finfo(np.longdouble).nmant <= np.finfo(float).nmant,
+                              reason="numpy's longdouble is double on this platform")
 
 
 def _fold_means_by_hand(predmat, y, foldid):
@@ -141,3 +145,80 @@ def test_rs_selection_rules():
     assert str(info.value) == ("no fold finished even the first lambda (maxit ran out on every fold): increase "
                                "maxit or start the path at a larger lambda")
     assert choose_last_minimum([0.2, 0.1, 0.3, 0.1]) == 3 and choose_last_minimum([0.5]) == 0
+
+
+@EXTENDED
+def test_fold_means_and_standard_errors_are_rs_to_the_last_bit():
+    """R's ``mean`` sums in extended precision, divides, and corrects once; the
+    standard error is ``sqrt(mean((u - m)^2) / (N - 1))`` over the folds
+    present.  The expected values were printed by R 4.2.2
+    (``sprintf("%.17g", ...)``) on the same columns: the first column's sum
+    divided by 4 alone rounds to 2500000000000196, and the last's double
+    mean is 0.33999999999999997."""
+    nan = np.nan
+    units = np.array([[1.0000000000000006e+16, 0.1, nan, nan, 13 / 20, 0.1],
+                      [-15.181, nan, nan, nan, 10 / 20, nan],
+                      [-637.216, 0.3, 7.0, nan, 5 / 20, 0.3],
+                      [1429.396, 0.25, nan, nan, 6 / 20, nan]])
+    units = np.vstack([units, np.tile([[nan, nan, nan, nan, 0.0, nan]], (6, 1))])
+    units[4:, 4] = np.array([0, 1, 0, 3, 17, 13]) / 20
+    cvm, cvsd = _mean_and_se(units)
+    assert cvm[5] == 0.2 and cvsd[5] == 0.099999999999999992  # two folds: a standard error
+    assert cvm[0] == 2500000000000195.5 and cvsd[0] == 2499999999999936.5
+    assert cvm[1] == 0.21666666666666667 and cvsd[1] == 0.06009252125773315
+    assert cvm[2] == 7.0 and np.isnan(cvsd[2])  # one fold: no standard error
+    assert np.isnan(cvm[3]) and np.isnan(cvsd[3])  # no fold
+    assert cvm[4] == 0.34
+
+
+@EXTENDED
+def test_the_correction_pass_of_rs_mean_is_a_mean_of_the_residuals():
+    """37 error rates in twentieths: R 4.2.2 prints mean 0.56351351351351353
+    and standard error 0.055536174689400093 (``sprintf("%.17g", ...)``); a
+    correction pass that multiplied by N instead of dividing would round down."""
+    units = np.array([7, 20, 12, 17, 17, 7, 0, 13, 19, 16, 14, 1, 3, 16, 7, 1, 14, 19, 19, 5, 19, 20, 15, 4, 5, 11,
+                      15, 17, 3, 20, 1, 14, 6, 17, 15, 8, 0])[:, None] / 20
+    cvm, cvsd = _mean_and_se(units)
+    assert cvm[0] == 0.56351351351351353 and cvsd[0] == 0.055536174689400093
+
+
+class _Monitor:
+    def __init__(self):
+        self.count = 0
+
+    def advance(self):
+        self.count += 1
+
+
+def test_folds_run_in_order_here_or_through_joblib(monkeypatch):
+    """n_jobs=1 runs the folds here, one after another; other values hand them
+    to joblib as a generator (so the report advances as each fold ends);
+    either way the results come back in the folds' order."""
+    import sys
+
+    import joblib
+
+    from kerndwd.engine import crossval
+
+    monkeypatch.setattr(crossval, "_fit_fold", lambda *args: ("fold",) + args)
+    tasks = [(k, 2 * k) for k in range(5)]
+    made = []
+
+    class Parallel(joblib.Parallel):
+        def __init__(self, **kw):
+            made.append(kw)
+            super().__init__(backend="threading", **kw)
+
+    monkeypatch.setattr(joblib, "Parallel", Parallel)
+    for n_jobs, calls in ((1, []), (2, [dict(n_jobs=2, return_as="generator")]),
+                          (-1, [dict(n_jobs=-1, return_as="generator")])):
+        made.clear()
+        monitor = _Monitor()
+        assert crossval._run(tasks, n_jobs, monitor) == [("fold", k, 2 * k) for k in range(5)]
+        assert monitor.count == 5 and made == calls
+    assert crossval._run(tasks[:2], 1, None) == [("fold", 0, 0), ("fold", 1, 2)]
+    monkeypatch.setitem(sys.modules, "joblib", None)  # joblib not installed
+    with pytest.raises(ImportError) as info:
+        crossval._run(tasks, 2, None)
+    assert str(info.value) == "n_jobs other than 1 runs folds in parallel with joblib: pip install joblib"
+    assert crossval._run(tasks[:1], 1, None) == [("fold", 0, 0)]  # one job needs no joblib
