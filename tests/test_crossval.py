@@ -16,6 +16,12 @@ def test_fold_labels_are_taken_from_any_integer_sequence():
                   pd.array(labels, dtype="Int64")):
         out = check_foldid(given, 6)
         assert out.dtype.kind == "i" and out.tolist() == labels
+
+    class Column:  # a column type numpy cannot convert, with a to_numpy of its own (as data-frame libraries have)
+        def to_numpy(self):
+            return np.array(labels)
+
+    assert check_foldid(Column(), 6).tolist() == labels
     assert MIN_FOLDS == 3
 
 
@@ -33,6 +39,7 @@ def test_fold_labels_are_taken_from_any_integer_sequence():
                                "labels pass foldid + 1"),
     ([1, 3, 4, 4], 4, ValueError, "foldid leaves fold(s) [2] empty; use labels 1..nfolds, each at least once"),
     ([2, 3, 4, 5], 4, ValueError, "foldid leaves fold(s) [1] empty; use labels 1..nfolds, each at least once"),
+    ([1, 2, 3, 5], 4, ValueError, "foldid leaves fold(s) [4] empty; use labels 1..nfolds, each at least once"),
     ([1, 2, 1, 2], 4, ValueError, "foldid defines 2 folds; at least 3 are needed (as in R)"),
 ])
 def test_bad_fold_labels_are_refused_with_whole_messages(foldid, n, error, message):
