@@ -229,3 +229,32 @@ def test_folds_run_in_order_here_or_through_joblib(monkeypatch):
         crossval._run(tasks, 2, None)
     assert str(info.value) == "n_jobs other than 1 runs folds in parallel with joblib: pip install joblib"
     assert crossval._run(tasks[:1], 1, None) == [("fold", 0, 0)]  # one job needs no joblib
+
+
+def test_a_fold_with_no_prediction_at_a_lambda_is_left_out_of_its_mean():
+    """Fold means: where every held-out row of a fold is missing at a lambda
+    (its path stopped early), that fold is left out, without a warning."""
+    rng = np.random.default_rng(2)
+    y = np.where(rng.uniform(size=12) > 0.5, 1.0, -1.0)
+    predmat = rng.normal(size=(12, 2))
+    foldid = np.tile([1, 2, 3, 4], 3)
+    predmat[foldid == 2, 1] = np.nan
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):  # numpy's nanmean, by hand
+        units = _fold_means_by_hand(predmat, y, foldid)  # fold 2's mean at lambda 2 is NaN
+    cvm, cvsd = cv_error(predmat, y, foldid)  # RuntimeWarnings are errors in the tests
+    kept = units[[0, 2, 3], 1]
+    assert cvm[1] == pytest.approx(kept.mean(), rel=1e-15)
+    assert cvsd[1] == pytest.approx(np.sqrt(((kept - kept.mean()) ** 2).mean() / 2), rel=1e-12)
+    assert cvm[0] == pytest.approx(units[:, 0].mean(), rel=1e-15)
+
+
+def test_a_training_part_with_one_class_is_refused_with_the_fold_named():
+    from kerndwd.engine.crossval import fold_rows
+
+    y = np.array([1.0, 1.0, -1.0, 1.0, 1.0, -1.0])
+    with pytest.raises(ValueError) as info:
+        fold_rows(np.array([1, 2, 3, 1, 2, 3]), [y])
+    assert str(info.value) == ("the training part of fold 3 (all but fold 3) holds only one class; "
+                               "choose other folds")
+    train, test = fold_rows(np.array([1, 2, 3, 1, 2, 3]), [np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])])[0]
+    assert train.tolist() == [1, 2, 4, 5] and test.tolist() == [0, 3]
