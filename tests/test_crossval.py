@@ -258,3 +258,13 @@ def test_a_training_part_with_one_class_is_refused_with_the_fold_named():
                                "choose other folds")
     train, test = fold_rows(np.array([1, 2, 3, 1, 2, 3]), [np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])])[0]
     assert train.tolist() == [1, 2, 4, 5] and test.tolist() == [0, 3]
+
+
+def test_each_folds_jerr_is_an_integer():
+    import kerndwd
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(30) > 0, 1.0, -1.0)
+    res = kerndwd.cv(X, y, [0.5, 0.1], kern=kerndwd.vanilladot(), nfolds=3, random_state=0)
+    assert res.fold_jerr.dtype.kind == "i" and res.fold_jerr.tolist() == [0, 0, 0]
