@@ -143,3 +143,34 @@ def test_rows_on_dask_keep_the_features_on_the_workers(lambdas, weighted, kind, 
         np.testing.assert_allclose(m.A, here.A, rtol=1e-10, atol=1e-12)
     else:
         np.testing.assert_allclose(m.evals, here.evals, rtol=1e-10, atol=1e-12)
+
+
+def test_seeds_come_from_integers_legacy_states_and_generators():
+    from kerndwd.engine.designs.features import _resolve_seed
+
+    assert _resolve_seed(7) == 7 and _resolve_seed(np.int64(7)) == 7 and type(_resolve_seed(np.int64(7))) is int
+    legacy = _resolve_seed(np.random.RandomState(3))
+    assert legacy == np.random.RandomState(3).randint(2 ** 31 - 1) and type(legacy) is int
+    assert _resolve_seed(np.random.default_rng(3)) == np.random.default_rng(3).integers(2 ** 63 - 1)
+    with pytest.raises(ValueError) as info:
+        _resolve_seed(-2)
+    assert str(info.value) == "random_state must be a non-negative integer, got -2"
+    with pytest.raises(TypeError) as info:
+        _resolve_seed("seven")
+    assert str(info.value) == "random_state must be None, an int or a numpy Generator, got 'seven'"
+
+
+def test_the_designs_options_are_checked_with_whole_messages():
+    d = NystroemDesign(random_state=5)
+    assert d.dtype == np.float64 and d.n_components is None and d.chunk_size is None
+    assert d.random_state == d.seed == 5 and d.options == {}
+    with pytest.raises(ValueError) as info:
+        FourierDesign(random_state=0, dtype="float16")
+    assert str(info.value) == "approx='rff': dtype must be one of ['float64', 'float32'], got 'float16'"
+    with pytest.raises(ValueError) as info:
+        FourierDesign(random_state=0, dtype="not a type")
+    assert str(info.value) == "approx='rff': dtype must be one of ['float64', 'float32'], got 'not a type'"
+    for option in ("n_components", "chunk_size"):
+        with pytest.raises(ValueError) as info:
+            NystroemDesign(random_state=0, **{option: 0})
+        assert str(info.value) == f"approx='nystroem': {option} must be at least 1, got 0"
