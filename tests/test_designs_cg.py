@@ -50,6 +50,15 @@ def test_an_indefinite_kernel_is_refused_once_per_cache(monkeypatch):
     engine.build_majoriser(problem, cache)
     engine.build_majoriser(problem, cache)
     assert checked == [(30, 30)]
+    # BCD on the same kept kernel matrix finds it checked: once per cache, whichever exact design asks
+    from kerndwd.engine.designs import bcd as bcd_module
+    from kerndwd.engine.designs.bcd import BlockCoordinateDesign
+
+    monkeypatch.setattr(bcd_module, "check_sampled_definite", lambda K, kern: checked.append("bcd") or real(K, kern))
+    engine.build_majoriser(_problem(BlockCoordinateDesign()), cache)
+    assert checked == [(30, 30)]
+    engine.build_majoriser(_problem(BlockCoordinateDesign()), engine.FactorCache(problem.X, problem.kern))
+    assert checked == [(30, 30), "bcd"]
 
 
 def test_declared_work_and_the_rank_option():
