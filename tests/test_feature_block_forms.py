@@ -141,3 +141,23 @@ def test_the_columns_are_not_kept_unless_asked():
     kept = LandmarkBlockForm(RBF, X, np.arange(10), 4, dtype=np.float32, cache=True, tile_rows=7, threads=1)
     assert kept.stored is not None and kept.dtype == np.float32 and kept._tile_rows == 7
     np.testing.assert_allclose(kept.apply(np.ones(10)), RBF(X, X[:10]) @ np.ones(10), rtol=1e-6)
+
+
+def test_blocks_formed_on_the_fly_reuse_one_buffer_per_thread():
+    """Without a cache each block is formed into the thread's buffer, which the
+    next block overwrites (no allocation per block); another thread has its own."""
+    import threading
+
+    form, Phi, _ = _fourier(cache=False)
+    (a0, b0), (a1, b1), (a2, b2) = form.blocks[:3]
+    first = form.block(0)
+    np.testing.assert_allclose(first, Phi[:, a0:b0], rtol=1e-13)
+    second = form.block(1)
+    np.testing.assert_allclose(second, Phi[:, a1:b1], rtol=1e-13)
+    assert np.shares_memory(first, second)  # the same buffer, overwritten
+    other = []
+    thread = threading.Thread(target=lambda: other.append(form.block(2)))
+    thread.start()
+    thread.join()
+    assert not np.shares_memory(other[0], second)
+    np.testing.assert_allclose(other[0], Phi[:, a2:b2], rtol=1e-13)
