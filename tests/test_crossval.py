@@ -187,6 +187,12 @@ def test_the_correction_pass_of_rs_mean_is_a_mean_of_the_residuals():
                       15, 17, 3, 20, 1, 14, 6, 17, 15, 8, 0])[:, None] / 20
     cvm, cvsd = _mean_and_se(units)
     assert cvm[0] == 0.56351351351351353 and cvsd[0] == 0.055536174689400093
+    # 28 more: R prints 0.40535714285714286 and 0.060658821538054027; a double sum of
+    # the squared deviations would end the standard error in ...404
+    units = np.array([16, 0, 16, 9, 10, 13, 6, 20, 1, 5, 8, 11, 8, 2, 0, 0, 1, 3, 20, 4, 13, 15, 4, 5, 9, 5, 20,
+                      3])[:, None] / 20
+    cvm, cvsd = _mean_and_se(units)
+    assert cvm[0] == 0.40535714285714286 and cvsd[0] == 0.060658821538054027
 
 
 class _Monitor:
