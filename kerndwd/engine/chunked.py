@@ -26,6 +26,7 @@ without it.
 from __future__ import annotations
 
 import numbers
+from functools import partialmethod
 
 import numpy as np
 
@@ -63,12 +64,12 @@ def _dot_block(a, b):
     return np.asarray(a) @ np.asarray(b)
 
 
-def _binary(ufunc, reflected=False):
-    """The method ``self <op> other`` (``other <op> self`` when ``reflected``) of
-    :class:`ChunkedRows` by ``ufunc``, which its ``__array_ufunc__`` takes."""
-    def op(self, other):
-        return ufunc(other, self) if reflected else ufunc(self, other)
-    return op
+def _binary(self, ufunc, reflected, other):
+    """``self <op> other`` (``other <op> self`` when ``reflected``) by ``ufunc``,
+    which :meth:`ChunkedRows.__array_ufunc__` takes: the operators of
+    :class:`ChunkedRows` are this function with ``ufunc`` and ``reflected``
+    bound (``functools.partialmethod``), so no code of theirs runs at import."""
+    return ufunc(other, self) if reflected else ufunc(self, other)
 
 
 class ChunkedRows:
@@ -240,14 +241,15 @@ class ChunkedRows:
             return args[0].copy()
         return NotImplemented
 
-    __add__, __radd__ = _binary(np.add), _binary(np.add, True)
-    __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
-    __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
-    __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
-    __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
-    __lt__, __le__ = _binary(np.less), _binary(np.less_equal)
-    __gt__, __ge__ = _binary(np.greater), _binary(np.greater_equal)
-    __matmul__, __rmatmul__ = _binary(np.matmul), _binary(np.matmul, True)
+    __add__, __radd__ = partialmethod(_binary, np.add, False), partialmethod(_binary, np.add, True)
+    __sub__, __rsub__ = partialmethod(_binary, np.subtract, False), partialmethod(_binary, np.subtract, True)
+    __mul__, __rmul__ = partialmethod(_binary, np.multiply, False), partialmethod(_binary, np.multiply, True)
+    __truediv__ = partialmethod(_binary, np.true_divide, False)
+    __rtruediv__ = partialmethod(_binary, np.true_divide, True)
+    __pow__, __rpow__ = partialmethod(_binary, np.power, False), partialmethod(_binary, np.power, True)
+    __lt__, __le__ = partialmethod(_binary, np.less, False), partialmethod(_binary, np.less_equal, False)
+    __gt__, __ge__ = partialmethod(_binary, np.greater, False), partialmethod(_binary, np.greater_equal, False)
+    __matmul__, __rmatmul__ = partialmethod(_binary, np.matmul, False), partialmethod(_binary, np.matmul, True)
 
     def __neg__(self):
         return np.negative(self)
