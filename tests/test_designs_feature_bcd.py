@@ -117,3 +117,34 @@ def test_a_fold_too_small_for_the_landmarks_is_refused_before_any_fit():
         design.prepare(problem, None, folds)
     design.prepare(problem, None, folds[:1])
     FourierBlockDesign(random_state=0, n_components=300).prepare(problem, None, folds)  # any m
+
+
+@pytest.mark.parametrize("landmarks", ["kmeans++", "leverage"])
+def test_landmarks_drawn_by_the_kernel_are_the_in_memory_designs(landmarks):
+    design = NystroemBlockDesign(random_state=2, n_components=12, block_size=5, landmarks=landmarks)
+    problem = _problem(design)
+    form = engine.build_majoriser(problem, engine.FactorCache(problem.X, problem.kern)).form
+    plain = NystroemDesign(random_state=2, n_components=12, landmarks=landmarks).fitted_map(problem.X, RBF)
+    np.testing.assert_array_equal(form.landmarks, plain.landmarks)
+
+
+def test_the_kernel_rows_are_checked_once_per_cache_and_an_indefinite_kernel_refused(monkeypatch):
+    from kerndwd.engine.designs import bcd as bcd_module
+    from kerndwd.engine.designs.bcd import BlockCoordinateDesign
+
+    X = 4.0 * np.random.default_rng(5).normal(size=(60, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    spline = kerndwd.splinedot()
+    bad = engine.Problem.from_arrays(X, y, [0.5], kern=spline, design=NystroemBlockDesign(random_state=0,
+                                                                                           n_components=10))
+    with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
+        engine.build_majoriser(bad, engine.FactorCache(X, spline))
+    checked, real = [], feature_bcd_module.check_kernel_rows
+    monkeypatch.setattr(feature_bcd_module, "check_kernel_rows", lambda k, Z: checked.append("blocks") or real(k, Z))
+    monkeypatch.setattr(bcd_module, "check_kernel_rows", lambda k, Z: checked.append("bcd") or real(k, Z))
+    monkeypatch.setattr(BlockCoordinateDesign, "keeps_kernel", lambda self, n: False)  # rows, not the matrix
+    problem = _problem(NystroemBlockDesign(random_state=0, n_components=10))
+    cache = engine.FactorCache(problem.X, problem.kern)
+    engine.build_majoriser(problem, cache)
+    engine.build_majoriser(_problem(BlockCoordinateDesign()), cache)
+    assert checked == ["blocks"]  # BCD on the same rows finds them checked

@@ -161,3 +161,17 @@ def test_blocks_formed_on_the_fly_reuse_one_buffer_per_thread():
     thread.join()
     assert not np.shares_memory(other[0], second)
     np.testing.assert_allclose(other[0], Phi[:, a2:b2], rtol=1e-13)
+
+
+def test_landmarks_are_float64_rows_and_a_zero_landmark_kernel_solves_to_zero():
+    rows = np.arange(0, 40, 3)
+    _, X, rng = _landmarks()
+    form = LandmarkBlockForm(RBF, X.astype(np.float32), rows, block_size=5)
+    assert form.landmarks.dtype == np.float64 and form.landmark_rows.dtype == np.intp
+    np.testing.assert_array_equal(form.landmarks, X.astype(np.float32)[rows].astype(np.float64))
+    # the linear kernel on landmark rows at the origin: K_LL = 0, whose pseudo-inverse is 0
+    Z = X.copy()
+    Z[rows] = 0.0
+    zero = LandmarkBlockForm(kerndwd.vanilladot(), Z, rows, block_size=5)
+    solve = zero.landmark_solve()
+    np.testing.assert_array_equal(solve(rng.normal(size=rows.size)), np.zeros(rows.size))
