@@ -1,0 +1,57 @@
+"""The kernel form of rows on Dask (:mod:`kerndwd.engine.designs.dask_bcd`,
+``DaskKernelForm``) against the dense kernel matrix, on Dask's local
+scheduler: ``K theta`` formed chunk by chunk from the blocks' rows, its
+gathered products, the penalty and its gradient, and the squared dual norm,
+for one column and for one column per lambda."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+
+import kerndwd  # noqa: E402
+from kerndwd.engine.chunked import ChunkedRows  # noqa: E402
+from kerndwd.engine.designs import dask_bcd  # noqa: E402
+from kerndwd.engine.designs.dask_bcd import DaskKernelForm  # noqa: E402
+from kerndwd.engine.majorisers.blocks import partition_rows  # noqa: E402
+from kerndwd.engine.row_chunks import RowChunks  # noqa: E402
+
+RBF = kerndwd.rbfdot(0.7)
+
+
+def _form(n=23, block=5, tile=None, monkeypatch=None):
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(n, 3))
+    chunks = RowChunks(da.from_array(X, chunks=(7, 3)).persist())
+    blocks = partition_rows(n, block, 2)
+    form = DaskKernelForm(chunks, RBF, blocks, lambda: [chunks.take(b) for b in blocks])
+    return form, RBF(X), rng
+
+
+@pytest.mark.parametrize("tile", [None, 3], ids=["whole-blocks", "tiles-of-rows"])
+def test_products_equal_the_dense_kernel_matrix(tile, monkeypatch):
+    if tile is not None:  # tiles of a few rows each: the loop over tiles of a chunk
+        monkeypatch.setattr(dask_bcd, "TILE_ENTRIES", tile)
+    form, K, rng = _form()
+    assert form.n == 23
+    theta, lam = rng.normal(size=23), 0.3
+    applied = form.apply(theta)
+    assert isinstance(applied, ChunkedRows) and applied.shape == (23,)
+    np.testing.assert_allclose(np.asarray(applied), K @ theta, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(form.apply_t(applied), K @ (K @ theta), rtol=1e-11, atol=1e-11)
+    assert form.penalty(theta) == pytest.approx(theta @ K @ theta, rel=1e-12)
+    assert form.penalty(theta, applied) == pytest.approx(theta @ K @ theta, rel=1e-12)
+    np.testing.assert_allclose(form.penalty_grad(theta), 2.0 * K @ theta, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(form.penalty_grad(theta, applied), 2.0 * K @ theta, rtol=1e-12, atol=1e-12)
+    u = rng.normal(size=23)
+    v = u + 2.0 * lam * theta
+    assert form.dual_norm_sq(u, theta, lam) == pytest.approx(v @ K @ v, rel=1e-12)
+    # one column per lambda: K Theta, and one dual norm per column
+    Theta, U, lams = rng.normal(size=(23, 3)), rng.normal(size=(23, 3)), np.array([0.3, 0.1, 0.01])
+    wide = form.apply(Theta)
+    assert wide.shape == (23, 3)
+    np.testing.assert_allclose(np.asarray(wide), K @ Theta, rtol=1e-12, atol=1e-12)
+    V = U + 2.0 * lams * Theta
+    got = form.dual_norm_sq(U, Theta, lams)
+    assert got.shape == (3,)
+    np.testing.assert_allclose(got, np.einsum("ij,ij->j", V, K @ V), rtol=1e-12)
