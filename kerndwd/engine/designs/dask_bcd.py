@@ -290,9 +290,7 @@ class DaskKernelForm(Form):
 
 
 def _gathered(rows):
-    """Per-row values on the client as a float array (a matrix of rows a column at a time)."""
-    if isinstance(rows, ChunkedRows) and rows.ndim == 2:
-        return np.column_stack([np.asarray(rows[:, j], dtype=float) for j in range(rows.shape[1])])
+    """Per-row values (ChunkedRows, a vector or a matrix of rows, or an array) on the client as a float array."""
     return np.asarray(rows, dtype=float)
 
 
