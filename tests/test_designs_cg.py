@@ -64,8 +64,12 @@ def test_an_indefinite_kernel_is_refused_once_per_cache(monkeypatch):
 def test_declared_work_and_the_rank_option():
     d = KernelCGDesign()
     assert d.rank is None and d.blas_work(_problem(d)) == (2.0 * 900 * 2, 0.0)
-    assert KernelCGDesign(rank=5).rank == 5
-    with pytest.raises(ValueError, match="rank"):
+    assert KernelCGDesign(rank=5).rank == 5 and KernelCGDesign(rank=1).rank == 1
+    with pytest.raises(ValueError) as info:
         KernelCGDesign(rank=0)
+    assert str(info.value) == "rank must be at least 1, got 0"
+    with pytest.raises(TypeError) as info:
+        KernelCGDesign(ranks=5)
+    assert str(info.value).endswith("does not accept ranks (its options: rank)")
     with pytest.raises(TypeError, match="rank"):
         KernelCGDesign(rank=2.5)
