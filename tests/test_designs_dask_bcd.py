@@ -55,3 +55,23 @@ def test_products_equal_the_dense_kernel_matrix(tile, monkeypatch):
     got = form.dual_norm_sq(U, Theta, lams)
     assert got.shape == (3,)
     np.testing.assert_allclose(got, np.einsum("ij,ij->j", V, K @ V), rtol=1e-12)
+
+
+def test_float32_rows_as_wide_as_a_block_fit_in_tiles_as_in_memory(monkeypatch):
+    """Dask rows in float32 with p = 3 and blocks of 3 and 2 rows (a block's
+    kernel buffer must not serve the next block of another width), every
+    kernel formed in tiles of one or two rows: the fit equals the in-memory
+    fit of the same values in float64."""
+    dask = pytest.importorskip("dask")
+    monkeypatch.setattr(dask_bcd, "TILE_ENTRIES", 4)
+    rng = np.random.default_rng(9)
+    X32 = rng.normal(size=(50, 3)).astype(np.float32)
+    y = np.where(X32[:, 0] + 0.5 * rng.normal(size=50) > 0, 1.0, -1.0)
+    kw = dict(kern=RBF, solver="bcd", block_size=3, random_state=1, stop="kkt", eps=1e-6)
+    path = kerndwd.fit(X32.astype(np.float64), y, [0.1], **kw)
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = kerndwd.fit(da.from_array(X32, chunks=(17, 3)), y, [0.1], **kw)
+    assert on_dask.jerr == path.jerr == 0 and (on_dask.kkt <= 1e-6).all()
+    np.testing.assert_array_equal(on_dask.npass, path.npass)
+    f, g = path.predict(X32.astype(np.float64), type="link"), on_dask.predict(X32.astype(np.float64), type="link")
+    assert np.abs(g - f).max() <= 1e-8 * np.abs(f).max()
