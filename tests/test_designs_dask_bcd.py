@@ -68,10 +68,11 @@ def test_float32_rows_as_wide_as_a_block_fit_in_tiles_as_in_memory(monkeypatch):
     X32 = rng.normal(size=(50, 3)).astype(np.float32)
     y = np.where(X32[:, 0] + 0.5 * rng.normal(size=50) > 0, 1.0, -1.0)
     kw = dict(kern=RBF, solver="bcd", block_size=3, random_state=1, stop="kkt", eps=1e-6)
-    path = kerndwd.fit(X32.astype(np.float64), y, [0.1], **kw)
+    path = kerndwd.fit(X32.astype(np.float64), y, [0.1, 0.02], **kw)
     with dask.config.set(scheduler="synchronous"):
-        on_dask = kerndwd.fit(da.from_array(X32, chunks=(17, 3)), y, [0.1], **kw)
+        on_dask = kerndwd.fit(da.from_array(X32, chunks=(17, 3)), y, [0.1, 0.02], **kw)
     assert on_dask.jerr == path.jerr == 0 and (on_dask.kkt <= 1e-6).all()
     np.testing.assert_array_equal(on_dask.npass, path.npass)
+    np.testing.assert_allclose(on_dask.kkt, path.kkt, rtol=1e-6, atol=1e-15)  # the certificates too
     f, g = path.predict(X32.astype(np.float64), type="link"), on_dask.predict(X32.astype(np.float64), type="link")
     assert np.abs(g - f).max() <= 1e-8 * np.abs(f).max()
