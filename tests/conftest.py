@@ -1,4 +1,4 @@
-"""Shared test configuration: the hypothesis profiles.
+"""Shared test configuration: the hypothesis profiles, and Dask's thread pool in forked processes.
 
 Two profiles are registered and one is chosen with the environment variable
 ``HYPOTHESIS_PROFILE`` (default ``ci``):
@@ -22,6 +22,26 @@ overrides the chosen profile's number of examples (a long fuzz session:
 import os
 
 from hypothesis import HealthCheck, settings
+
+
+def _fresh_dask_pools():
+    """Forget Dask's thread pools in a forked child.
+
+    A process forked after a Dask computation (mutmut forks one child per
+    mutant after its clean run of the tests) inherits the threaded
+    scheduler's pool object but none of its threads: the pool believes it
+    is full and every later ``compute`` waits for ever.  Dropping the pools
+    makes the child start its own on first use.
+    """
+    import sys
+
+    threaded = sys.modules.get("dask.threaded")
+    if threaded is not None:
+        threaded.default_pool = None
+        threaded.pools.clear()
+
+
+os.register_at_fork(after_in_child=_fresh_dask_pools)
 
 settings.register_profile(
     "ci",
