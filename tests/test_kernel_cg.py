@@ -520,3 +520,128 @@ def test_the_default_rank_is_a_fraction_of_the_rows_within_its_range():
     for n, rank in [(1, 1), (50, 50), (100, 100), (1333, 100), (1334, 100), (1341, 101), (2000, 150),
                     (19999, 1500), (10 ** 7, 1500)]:
         assert default_rank(n) == rank and type(default_rank(n)) is int
+
+
+def _preconditioned(n=80, seed=1, rank=6, low=1e-3, high=1e-1):
+    X, y, K = _kernel(n, seed)
+    l = np.random.default_rng(seed + 20).uniform(low, high, n)
+    P = NystromPreconditioner(K, pivoted_landmarks(K, rank))
+    P.set_diagonal(l)
+    return K, l, P
+
+
+def test_block_cg_counts_its_iterations_from_one():
+    """No iteration allowed: nothing moves and the count is 0; with every row a
+    landmark the preconditioner is ``(K + L)^-1`` and one iteration solves."""
+    K, l, P = _preconditioned(40, rank=6)
+    B = np.random.default_rng(5).standard_normal((40, 2))
+    Xs, KX, its = block_pcg(K, l, P, B, 1e-8, maxiter=0)
+    assert its == 0 and not Xs.any() and not KX.any()
+    exact = NystromPreconditioner(K, np.arange(40))
+    l = np.random.default_rng(5).uniform(0.5, 1.0, 40)
+    exact.set_diagonal(l)
+    Xs, KX, its = block_pcg(K, l, exact, B, 1e-8)
+    assert its == 1
+    np.testing.assert_allclose((K + np.diag(l)) @ Xs, B, rtol=0, atol=1e-10 * np.abs(B).max())
+
+
+def test_block_cg_columns_of_different_scales_stop_on_their_own_norms():
+    """Each column is conjugate gradients on its own: the block takes as many
+    iterations as its slowest column alone, and each column is that column's
+    solve, even where one column is 1e8 times the other.  With ``rtol = 1`` the
+    start already meets every column's tolerance."""
+    K, l, P = _preconditioned(rank=20, low=1e-2)
+    rng = np.random.default_rng(9)
+    B = np.column_stack((rng.standard_normal(80), 1e8 * rng.standard_normal(80)))
+    alone = [block_pcg(K, l, P, B[:, [j]], 1e-8) for j in range(2)]
+    Xs, KX, its = block_pcg(K, l, P, B, 1e-8)
+    # (the block's products round differently from one column's: a stop may move by an iteration)
+    assert 3 <= its <= max(a[2] for a in alone) + 1
+    for j in range(2):
+        np.testing.assert_allclose(Xs[:, j], alone[j][0][:, 0], rtol=0, atol=1e-8 * np.abs(alone[j][0]).max())
+    Xs, KX, its = block_pcg(K, l, P, B, 1.0)
+    assert its == 0 and not Xs.any()
+
+
+def test_block_cg_leaves_a_zero_column_at_zero_while_the_others_iterate():
+    K, l, P = _preconditioned()
+    B = np.column_stack((np.zeros(80), np.random.default_rng(10).standard_normal(80)))
+    Xs, KX, its = block_pcg(K, l, P, B, 1e-10)
+    assert its >= 2
+    assert np.array_equal(Xs[:, 0], np.zeros(80)) and np.array_equal(KX[:, 0], np.zeros(80))
+    np.testing.assert_allclose((K + np.diag(l)) @ Xs[:, 1], B[:, 1], rtol=0, atol=1e-8 * np.abs(B).max())
+
+
+def test_the_bordered_solve_stops_on_the_curvature_weighted_residual():
+    """Rows of vanishing curvature (``d = 1e-12 / n``) have right-hand sides
+    ``-r / d`` a trillion times the others'; measured without the weights
+    ``d`` they would end conjugate gradients while the rows that carry the
+    Newton equations are unsolved.  The step solves the full (n + 1) Newton
+    equations to a relative residual of 1e-4 at ``rtol = 1e-6``."""
+    X, y, K = _kernel(60)
+    n = 60
+    rng = np.random.default_rng(2)
+    alpha = rng.standard_normal(n) * 0.05
+    lam = 1e-3
+    d = rng.uniform(0.5, 1.5, n) / n
+    d[:10] = 1e-12 / n
+    r = rng.standard_normal(n) / n  # r = z + 2 lam alpha
+    Z = np.column_stack((np.ones(n), K))
+    H = Z.T @ (d[:, None] * Z)
+    H[1:, 1:] += 2.0 * lam * K
+    g = np.concatenate((((r - 2.0 * lam * alpha).sum(),), K @ r))
+    step, df, its = bordered_solve(K, d, lam, r, alpha, NystromPreconditioner(K, pivoted_landmarks(K, 8)), 1e-6)
+    assert its >= 2
+    assert np.linalg.norm(H @ step + g) <= 1e-4 * np.linalg.norm(g)
+
+
+@pytest.mark.parametrize("scale", [1e-15, 1.0, 1e6])
+def test_pivoted_landmarks_do_not_depend_on_the_kernels_scale(scale):
+    """Pivoted Cholesky of ``c K`` takes the rows it takes for ``K``: its floor
+    scales with the largest diagonal.  Five distinct rows, four copies each:
+    five landmarks, one of each, at every scale."""
+    X = np.repeat(np.arange(5.0)[:, None], 4, axis=0)
+    K = kerndwd.rbfdot(0.5)(X)
+    chosen = pivoted_landmarks(scale * K, 12)
+    assert len(chosen) == 5 and sorted(X[chosen, 0].tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("scale", [1e-10, 1e14])
+def test_the_preconditioner_of_a_scaled_kernel_is_scaled(scale):
+    """``(c C W^-1 C' + c L)^-1 = (C W^-1 C' + L)^-1 / c``: the rows left out of
+    ``C' L^-1 C`` are those whose ``1/l`` is negligible against the largest,
+    whatever the scale of the kernel and of ``l`` (at ``c = 1e14`` every
+    ``1/l`` is below 1e-12, and none of them is negligible)."""
+    X, y, K = _kernel(30)
+    S = pivoted_landmarks(K, 6)
+    rng = np.random.default_rng(14)
+    l = rng.uniform(0.5, 1.0, 30)
+    v = rng.standard_normal(30)
+    P = NystromPreconditioner(K, S)
+    P.set_diagonal(l)
+    Pc = NystromPreconditioner(scale * K, S)
+    Pc.set_diagonal(scale * l)
+    np.testing.assert_allclose(scale * Pc(v), P(v), rtol=0, atol=1e-10 * np.abs(P(v)).max())
+
+
+def test_the_cg_majorisers_newton_system_carries_the_loss_weights():
+    """The Levenberg-Marquardt damping of the Newton system is ``mu (M/n) W``:
+    with no curvature of its own (``d = 0``, ``mu = 1``) its step is the
+    bordered solve with ``d = M w / n``."""
+    X, y = circle(50, 12)
+    w = np.random.default_rng(4).uniform(0.2, 3.0, y.size)
+    kern = kerndwd.rbfdot(1.0)
+    problem = Problem.from_arrays(X, y, [0.05], kern=kern, weights=w, stop="kkt", eps=1e-7, method="newton",
+                                  design=make_design("cg", {}))
+    maj = build_majoriser(problem, FactorCache(X, kern))
+    system = maj.newton_system()
+    n, M = y.size, maj.loss.lipschitz
+    np.testing.assert_allclose(system.w_n, w / n, rtol=1e-15)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(n + 1) * 0.1
+    z = rng.standard_normal(n) * w / n
+    step, df = system.direction(x, None, np.zeros(n), 0.05, 1.0, 1e-10, z=z)
+    K = maj.form.K
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 10))
+    expected, _, _ = bordered_solve(K, M * w / n, 0.05, z + 0.1 * x[1:], x[1:], P, 1e-10)
+    np.testing.assert_allclose(step, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
