@@ -15,6 +15,7 @@ from kerndwd.engine.designs import feature_bcd as feature_bcd_module
 from kerndwd.engine.designs import features as features_module
 from kerndwd.engine.designs.feature_bcd import (FEATURE_SYSTEM_MAX, FeatureAutoDesign, FourierBlockDesign,
                                                 NystroemBlockDesign)
+from kerndwd.engine.designs.base import make_design
 from kerndwd.engine.designs.features import FourierDesign, NystroemDesign
 from kerndwd.engine.majorisers.feature_blocks import FourierBlockForm, LandmarkBlockForm
 
@@ -148,3 +149,58 @@ def test_the_kernel_rows_are_checked_once_per_cache_and_an_indefinite_kernel_ref
     engine.build_majoriser(problem, cache)
     engine.build_majoriser(_problem(BlockCoordinateDesign()), cache)
     assert checked == ["blocks"]  # BCD on the same rows finds them checked
+
+
+def test_the_block_designs_blas_work_and_memory_rule(monkeypatch):
+    """BLAS work: the block Grams once (``2 n m b``), two products per block a
+    sweep (``4 n m``); the columns are kept where ``n m`` numbers of the asked
+    dtype fit the memory budget."""
+    from kerndwd.engine import cache as cache_module
+
+    design = FourierBlockDesign(n_components=40, block_size=8)
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    problem = engine.Problem.from_arrays(X, np.where(X[:, 0] > 0, 1.0, -1.0), [0.1], kern=RBF, design=design)
+    assert design.blas_work(problem) == (2.0 * 50 * 40 * 8, 4.0 * 50 * 40)
+    wide = FourierBlockDesign(n_components=4, block_size=8)
+    assert wide.blas_work(problem) == (2.0 * 50 * 4 * 4, 4.0 * 50 * 4)  # a block is at most m wide
+    monkeypatch.setattr(cache_module, "memory_budget", lambda *a, **k: 1000.0 * 50 * 4)
+    low = FourierBlockDesign(n_components=50, dtype="float32")
+    assert low.keeps_features(1000, 50) and not low.keeps_features(1000, 51)
+    assert not design.keeps_features(1000, 26) and design.keeps_features(1000, 25)  # float64: 8 bytes
+
+
+def test_random_fourier_phases_are_uniform_over_one_period():
+    """``b ~ U[0, 2 pi)``: what makes ``2 E[cos(w'x + b) cos(w'y + b)]`` the
+    kernel; over 20 000 draws the mean is pi within 0.05 (its standard error
+    is 0.013) and no phase leaves the period."""
+    design = make_design("rff", {"n_components": 20000}, "approx", random_state=0)
+    fmap = design.fitted_map(np.zeros((3, 2)), RBF)
+    assert fmap.phases.min() >= 0.0 and fmap.phases.max() < 2 * np.pi
+    assert abs(fmap.phases.mean() - np.pi) < 0.05
+    assert fmap.phases.max() > 2 * np.pi - 0.01 and fmap.phases.min() < 0.01
+
+
+def test_the_block_options_are_checked_by_name():
+    with pytest.raises(ValueError) as info:
+        FourierBlockDesign(n_components=10, solver="cg")
+    assert str(info.value) == "approx='rff' with solver='bcd': solver must be 'bcd', got 'cg'"
+    with pytest.raises(ValueError) as info:
+        FourierBlockDesign(n_components=10, block_size=0)
+    assert str(info.value) == "block_size must be at least 1, got 0"
+    assert FourierBlockDesign(n_components=10, block_size=1).block_size == 1
+    assert FourierBlockDesign(n_components=10, solver="bcd").options["solver"] == "bcd"
+
+
+def test_a_block_variant_must_be_a_registered_approximations_own(monkeypatch):
+    """The block variants are looked up by the approximation's name, and each must
+    be registered under ``approx`` and derive from that approximation's design."""
+    from kerndwd.engine.designs.feature_bcd import feature_block_design
+
+    monkeypatch.setitem(feature_bcd_module.BLOCK_DESIGNS, "nystroem", FourierBlockDesign)  # not Nystroem's
+    monkeypatch.setitem(feature_bcd_module.BLOCK_DESIGNS, "bogus", FourierBlockDesign)  # no such approximation
+    for approx in ("nystroem", "bogus"):
+        with pytest.raises(ValueError) as info:
+            feature_block_design(approx, {})
+        assert str(info.value) == (f"approx must be one of ['bogus', 'nystroem', 'rff'] with solver='bcd', "
+                                   f"got {approx!r}")
+    assert type(feature_block_design("rff", {"n_components": 5})) is FourierBlockDesign

@@ -175,3 +175,99 @@ def test_landmarks_are_float64_rows_and_a_zero_landmark_kernel_solves_to_zero():
     zero = LandmarkBlockForm(kerndwd.vanilladot(), Z, rows, block_size=5)
     solve = zero.landmark_solve()
     np.testing.assert_array_equal(solve(rng.normal(size=rows.size)), np.zeros(rows.size))
+
+
+def test_column_blocks_of_one_column_each():
+    assert feature_blocks.column_blocks(5, 1) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    assert feature_blocks.column_blocks(3, 10) == [(0, 3)]
+    assert all(isinstance(a, int) and isinstance(b, int) for a, b in feature_blocks.column_blocks(7, 2))
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_rows_split_between_two_threads_give_the_one_thread_columns(cache):
+    """From 2048 rows a block is formed by two threads over two ranges of rows,
+    in tiles of 100 rows: every row is formed, as one thread forms it."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2100, 2))
+    one = LandmarkBlockForm(RBF, X, np.arange(0, 60, 3), 8, cache=cache, tile_rows=100, threads=1)
+    two = LandmarkBlockForm(RBF, X, np.arange(0, 60, 3), 8, cache=cache, tile_rows=100, threads=2)
+    assert len(one._ranges) == 1 and len(two._ranges) == 2
+    assert two._ranges[0][0] == 0 and two._ranges[-1][1] == 2100
+    # below 2048 rows one range, whatever the threads (a range has 1024 rows at least)
+    assert len(LandmarkBlockForm(RBF, X[:1500], np.arange(0, 60, 3), 8, threads=2)._ranges) == 1
+    for k in range(len(one.blocks)):
+        np.testing.assert_array_equal(np.array(two.block(k)), np.array(one.block(k)))
+    np.testing.assert_allclose(two.apply(np.ones(20)), RBF(X, X[0:60:3]) @ np.ones(20), rtol=1e-12)
+
+
+def test_kept_blocks_are_stored_in_the_asked_dtype():
+    rng = np.random.default_rng(4)
+    fmap = FourierMap(rng.normal(size=(2, 12)), rng.uniform(0, 2 * np.pi, 12))
+    X = rng.normal(size=(30, 2))
+    kept = FourierBlockForm(fmap, X, 5, dtype=np.float32, cache=True)
+    assert [s.dtype for s in kept.stored] == [np.float32] * 3
+    assert [s.shape for s in kept.stored] == [(30, 4), (30, 4), (30, 4)]
+    assert FourierBlockForm(fmap, X, 5).stored is None  # not kept unless asked
+
+
+def _block_majoriser(form, weights, gam):
+    from kerndwd.engine.loss import DWDLoss
+    from kerndwd.engine.majorisers.feature_blocks import FeatureBlockCoordinate
+
+    return FeatureBlockCoordinate(form, DWDLoss(1.0, weights), gam, None)
+
+
+@pytest.mark.parametrize("make", [_fourier, _landmarks])
+def test_a_block_gram_is_the_weighted_bordered_gram_plus_the_ridge(make):
+    form = make()[0]
+    w = np.random.default_rng(7).uniform(0.2, 3.0, form.n)
+    maj = _block_majoriser(form, w, 0.3)
+    CJ = np.array(form.block(1))
+    Z = np.column_stack((np.ones(form.n), CJ))
+    np.testing.assert_allclose(maj._gram(1, CJ), Z.T @ (w[:, None] * Z) + 0.3 * np.eye(Z.shape[1]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make, name", [(_fourier, "None"), (_landmarks, repr(RBF))])
+def test_a_block_gram_that_overflows_is_refused_naming_the_kernel(make, name):
+    form = make()[0]
+    maj = _block_majoriser(form, None, 0.0)
+    CJ = np.array(form.block(0))
+    CJ[3, 1] = np.inf
+    with pytest.raises(ValueError) as info:
+        maj._gram(0, CJ)
+    assert str(info.value) == (f"kern={name}: kernel values between the rows and the landmarks are not finite "
+                               "(overflow); rescale X or choose another kernel")
+
+
+@pytest.mark.parametrize("make", [_fourier, _landmarks])
+def test_the_first_sweep_with_one_block_is_the_majorisers_minimiser(make):
+    """With every column in one block, a sweep from ``(b0, theta) = 0`` is one
+    exact minimisation of the block majoriser: ``-P^-1 [sum z, C'z] / M`` with
+    ``P = [1, C]'W[1, C] + gam I + (2 n lambda / M) diag(0, Omega)``,
+    ``Omega = I`` for features and ``K_LL`` for landmarks (no penalty on the
+    intercept)."""
+    if make is _fourier:
+        rng = np.random.default_rng(0)
+        fmap = FourierMap(rng.normal(size=(2, 30)), rng.uniform(0, 2 * np.pi, 30))
+        form = FourierBlockForm(fmap, rng.normal(size=(40, 2)), block_size=30)
+    else:
+        small, X, rng = make()
+        form = LandmarkBlockForm(RBF, X, small.landmark_rows, block_size=small.m)
+    n, m, lam, gam = form.n, form.m, 0.01, 0.2
+    w = np.random.default_rng(8).uniform(0.5, 2.0, n)
+    y = np.where(np.random.default_rng(9).standard_normal(n) > 0, 1.0, -1.0)
+    maj = _block_majoriser(form, w, gam)
+    assert len(maj.blocks) == 1
+    maj.start()
+    f = np.zeros(n)
+    z = maj.loss.weighted_labels(y) * maj.loss.deriv(y * f)
+    step, df, _ = maj.at_lambda(lam)(z, np.zeros(m + 1), f=f, y=y)
+    C = np.array(form.block(0))
+    Z = np.column_stack((np.ones(n), C))
+    M = maj.loss.lipschitz
+    omega = np.eye(m) if form.landmark_rows is None else C[form.landmark_rows]
+    P = Z.T @ (w[:, None] * Z) + gam * np.eye(m + 1)
+    P[1:, 1:] += (2 * n * lam / M) * omega
+    expected = -np.linalg.solve(P, np.r_[z.sum(), C.T @ z]) / M
+    np.testing.assert_allclose(step, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(df, Z @ expected, rtol=1e-9, atol=1e-12)
