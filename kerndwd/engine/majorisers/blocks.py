@@ -128,6 +128,11 @@ def usable_cores():
 
 
 _POOLS = {}
+# A process forked after a threaded fit (multiprocessing's default on Linux)
+# inherits the pools without their threads, and would wait on them for ever:
+# the child starts its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOLS.clear)
 
 
 def _pool(threads):

@@ -1,4 +1,4 @@
-"""A process forked after a Dask computation can compute again (``tests/conftest.py``).
+"""A process forked after a Dask computation or a threaded fit can compute again.
 
 mutmut forks one child per mutant after running the tests once; without the
 fork hook of ``tests/conftest.py`` the child inherits the threaded
@@ -43,3 +43,27 @@ def test_a_forked_child_computes_with_the_threaded_scheduler():
         finally:
             os._exit(0 if ok else 1)
     assert _wait(pid, 30) == 0  # None: it waited for its pool
+
+
+def test_a_forked_child_forms_kernel_blocks_on_threads():
+    """The kernel blocks' shared thread pools (``engine/majorisers/blocks.py``)
+    are made again in a child forked after a threaded fit, which
+    multiprocessing does on Linux."""
+    from kerndwd.engine.majorisers.feature_blocks import LandmarkBlockForm
+    import kerndwd
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2100, 2))
+    kern = kerndwd.rbfdot(0.8)
+    form = LandmarkBlockForm(kern, X, np.arange(0, 60, 3), 8, tile_rows=100, threads=2)
+    expected = kern(X, X[0:60:3]) @ np.ones(20)
+    np.testing.assert_allclose(form.apply(np.ones(20)), expected, rtol=1e-12)  # the parent's pool, started
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            again = LandmarkBlockForm(kern, X, np.arange(0, 60, 3), 8, tile_rows=100, threads=2)
+            ok = bool(np.allclose(again.apply(np.ones(20)), expected, rtol=1e-12))
+        finally:
+            os._exit(0 if ok else 1)
+    assert _wait(pid, 30) == 0  # None: it waited for the parent's pool
