@@ -160,7 +160,8 @@ def test_bcd_on_the_local_scheduler_equals_bcd_in_memory(weighted):
     X, y, w = _circle(n=300, seed=4)
     wt = w if weighted else None
     lam = [0.1, 0.01]
-    kw = dict(kern=RBF, solver="bcd", block_size=64, random_state=1, stop="kkt", eps=1e-6)
+    # 22 to 29 sweeps a lambda: a budget of 200 makes a wrong step fail, not run on
+    kw = dict(kern=RBF, solver="bcd", block_size=64, random_state=1, stop="kkt", eps=1e-6, maxit=200)
     path = kerndwd.fit(X, y, lam, wt=wt, **kw)
     with dask.config.set(scheduler="synchronous"):
         on_dask = kerndwd.fit(da.from_array(X, chunks=(70, 2)), y, lam, wt=wt, **kw)
@@ -170,7 +171,7 @@ def test_bcd_on_the_local_scheduler_equals_bcd_in_memory(weighted):
 
 def test_r_rule_gap_bound_on_dask_rows_matches_memory():
     X, y, _ = _circle(n=200, seed=5)
-    kw = dict(SETTINGS, eps=1e-6)
+    kw = dict(SETTINGS, eps=1e-6, maxit=300)  # 42 and 21 sweeps
     path = kerndwd.fit(X, y, [0.1, 0.03], **kw)
     with dask.config.set(scheduler="synchronous"):
         on_dask = kerndwd.fit(da.from_array(X, chunks=(100, 2)), y, [0.1, 0.03], **kw)
@@ -186,8 +187,8 @@ def test_the_estimator_with_three_classes_on_dask_rows_equals_memory():
     rng = np.random.default_rng(6)
     X = rng.standard_normal((150, 2))
     y = np.select([X[:, 0] > 0.5, X[:, 1] > 0.0], ["a", "b"], "c")
-    params = dict(kernel=RBF, lambd=0.1, solver="bcd", stop="kkt", tol=1e-6, random_state=0,
-                  design_options={"block_size": 50})
+    params = dict(kernel=RBF, lambd=0.1, solver="bcd", stop="kkt", tol=1e-6, random_state=0, max_iter=150,
+                  design_options={"block_size": 50})  # 17 to 20 sweeps a class
     in_memory = DWDClassifier(**params).fit(X, y)
     with dask.config.set(scheduler="synchronous"):
         on_dask = DWDClassifier(**params).fit(da.from_array(X, chunks=(75, 2)), y)

@@ -67,7 +67,7 @@ def test_float32_rows_as_wide_as_a_block_fit_in_tiles_as_in_memory(monkeypatch):
     rng = np.random.default_rng(9)
     X32 = rng.normal(size=(50, 3)).astype(np.float32)
     y = np.where(X32[:, 0] + 0.5 * rng.normal(size=50) > 0, 1.0, -1.0)
-    kw = dict(kern=RBF, solver="bcd", block_size=3, random_state=1, stop="kkt", eps=1e-6)
+    kw = dict(kern=RBF, solver="bcd", block_size=3, random_state=1, stop="kkt", eps=1e-6, maxit=150)  # about 20 sweeps
     path = kerndwd.fit(X32.astype(np.float64), y, [0.1, 0.02], **kw)
     with dask.config.set(scheduler="synchronous"):
         on_dask = kerndwd.fit(da.from_array(X32, chunks=(17, 3)), y, [0.1, 0.02], **kw)
