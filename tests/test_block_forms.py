@@ -44,7 +44,17 @@ def test_usable_cores_is_the_affinity():
     assert usable_cores() == len(os.sched_getaffinity(0)) >= 1
 
 
-@pytest.mark.parametrize("n, threads, tile", [(50, 1, 1 << 16), (50, 4, 40), (3100, 3, 5000)])
+def test_usable_cores_on_one_core_and_where_the_affinity_is_not_known(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert usable_cores() == 1
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not Linux: the CPU count
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert usable_cores() == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # not known either
+    assert usable_cores() == 1
+
+
+@pytest.mark.parametrize("n, threads, tile", [(50, 1, 1 << 16), (50, 4, 40), (3100, 3, 5000), (2100, 2, 5000)])
 @pytest.mark.parametrize("in_memory", [False, True])
 def test_the_form_equals_the_dense_kernel(n, threads, tile, in_memory, monkeypatch):
     monkeypatch.setattr(blocks_module, "TILE_ENTRIES", tile)

@@ -198,3 +198,62 @@ def test_the_rows_of_one_array_are_that_array_unless_placed_near_another():
     doubled = (ChunkedRows.from_dask(array) * 2.0).to_dask(near=near)
     assert near.name in doubled.dask.dependencies[doubled.name]
     np.testing.assert_array_equal(doubled.compute(), 2.0 * V)
+
+
+def test_numpys_functions_on_rows_sum_mean_copy_where_and_refuse_the_rest():
+    x, m = _rows(V), _rows(M)
+    assert np.sum(x) == pytest.approx(V.sum(), rel=1e-15) and np.mean(x) == pytest.approx(V.mean(), rel=1e-15)
+    np.testing.assert_allclose(np.sum(m, axis=0), M.sum(axis=0), rtol=1e-15)
+    np.testing.assert_allclose(np.mean(m, axis=0), M.mean(axis=0), rtol=1e-15)
+    c = np.copy(x)
+    assert isinstance(c, ChunkedRows) and c is not x
+    np.testing.assert_array_equal(np.asarray(c), V)
+    np.testing.assert_array_equal(np.asarray(np.where(x > 0.0, x, 0.0)), np.where(V > 0, V, 0.0))
+    for call in (lambda: np.clip(x, 0.0, 1.0), lambda: np.sum(x, keepdims=True), lambda: np.cumsum(x),
+                 lambda: np.where(x > 0.0)):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_ufuncs_take_a_dtype_and_nothing_else():
+    x = _rows(V)
+    np.testing.assert_allclose(np.asarray(np.add(x, 1.0, dtype=np.float64)), V + 1.0, rtol=1e-15)
+    for call in (lambda: np.add.reduce(x), lambda: np.divmod(x, 2.0), lambda: np.add(x, 1.0, where=True),
+                 lambda: np.add.accumulate(x)):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_rows_that_do_not_combine_are_refused_whole():
+    x, m = _rows(V), _rows(M)
+    with pytest.raises(ValueError) as info:
+        x[x > 0.0] + x[x > 1.0]
+    assert str(info.value) == "ChunkedRows: the operands select different rows"
+    with pytest.raises(ValueError) as info:
+        x + m
+    assert str(info.value) == ("ChunkedRows: a vector of rows meets a matrix of rows; make the vector a column "
+                               "with v[:, None]")
+    three = _rows(np.arange(21.0).reshape(7, 3))
+    with pytest.raises(ValueError) as info:
+        m + three
+    assert str(info.value) == "ChunkedRows: columns [2, 3] do not broadcast"
+
+
+def test_a_copy_keeps_the_selection_and_the_columns():
+    x, m = _rows(V), _rows(M)
+    sel = x[x > 0.0].copy()
+    assert sel.sum() == pytest.approx(V[V > 0].sum(), rel=1e-15)
+    mc = (m * 2.0).copy()
+    assert mc.shape == (7, 2)
+    np.testing.assert_allclose(mc.sum(axis=0), 2 * M.sum(axis=0), rtol=1e-15)
+
+
+def test_kept_rows_keep_their_columns_and_a_leaf_is_kept_as_it_is():
+    x, m = _rows(V), _rows(M)
+    assert x.keep() is x
+    kept = (m + 1.0).keep()
+    assert kept.shape == (7, 2) and kept._expr[0] == "leaf"
+    np.testing.assert_allclose(kept.sum(axis=0), (M + 1).sum(axis=0), rtol=1e-15)
+    kept_v = (x * 3.0).keep()
+    assert kept_v.shape == (7,) and kept_v is not x
+    assert kept_v.sum() == pytest.approx(3 * V.sum(), rel=1e-15)

@@ -76,3 +76,22 @@ def test_float32_rows_as_wide_as_a_block_fit_in_tiles_as_in_memory(monkeypatch):
     np.testing.assert_allclose(on_dask.kkt, path.kkt, rtol=1e-6, atol=1e-15)  # the certificates too
     f, g = path.predict(X32.astype(np.float64), type="link"), on_dask.predict(X32.astype(np.float64), type="link")
     assert np.abs(g - f).max() <= 1e-8 * np.abs(f).max()
+
+
+def test_the_kernel_checks_read_every_chunks_diagonal_and_sample_all_rows(monkeypatch):
+    """Each chunk returns its ``k(x_i, x_i)`` (in order) and the definiteness
+    check samples from all ``n`` rows, not those of one chunk."""
+    seen = {}
+
+    def record(kern, diagonal, take, n):
+        seen.update(kern=kern, diagonal=diagonal, n=n, rows=take(np.array([0, 22])))
+
+    monkeypatch.setattr(dask_bcd, "check_kernel_parts", record)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(23, 2))
+    chunks = RowChunks(da.from_array(X, chunks=(7, 2)))
+    dask_bcd.check_kernel_on_chunks(chunks, RBF)
+    assert seen["n"] == 23 and seen["kern"] is RBF
+    assert seen["diagonal"].shape == (23,)
+    np.testing.assert_allclose(seen["diagonal"], np.ones(23), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(seen["rows"], X[[0, 22]])
