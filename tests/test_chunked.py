@@ -257,3 +257,26 @@ def test_kept_rows_keep_their_columns_and_a_leaf_is_kept_as_it_is():
     kept_v = (x * 3.0).keep()
     assert kept_v.shape == (7,) and kept_v is not x
     assert kept_v.sum() == pytest.approx(3 * V.sum(), rel=1e-15)
+
+
+def test_sums_over_more_chunks_than_one_task_adds_take_a_tree_of_levels():
+    """Partial sums are added 32 a task (``REDUCE_FAN_IN``): 1500 chunks of one
+    row take three levels, whose tasks must not share keys."""
+    from kerndwd.engine.chunk_tasks import REDUCE_FAN_IN
+
+    assert REDUCE_FAN_IN == 32
+    values = np.arange(1500.0)
+    x = ChunkedRows.from_dask(da.from_array(values, chunks=1))
+    assert x.sum() == values.sum()
+    assert (x * 2.0).mean() == pytest.approx(2 * values.mean(), rel=1e-15)
+    assert x[x > 749.5].sum() == values[750:].sum()
+    m = ChunkedRows.from_dask(da.from_array(np.column_stack((values, -values)), chunks=(40, 2)))
+    np.testing.assert_array_equal(m.sum(axis=0), [values.sum(), -values.sum()])
+
+
+def test_a_comparison_of_rows_as_a_dask_array_computes_float64_chunks():
+    x = _rows(V)
+    out = (x > 0.0).to_dask().compute()
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, (V > 0).astype(float))
+    assert (_rows(M) < 0.0).to_dask().compute().dtype == np.float64
