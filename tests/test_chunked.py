@@ -280,3 +280,47 @@ def test_a_comparison_of_rows_as_a_dask_array_computes_float64_chunks():
     assert out.dtype == np.float64
     np.testing.assert_array_equal(out, (V > 0).astype(float))
     assert (_rows(M) < 0.0).to_dask().compute().dtype == np.float64
+
+
+def test_operands_of_every_kind_combine_with_rows():
+    """0-d arrays, constant vectors of length n, rows of columns broadcast along
+    a matrix, Dask matrices chunked like the rows; the rest refused by type."""
+    x, m = _rows(V), _rows(M)
+    np.testing.assert_allclose(np.asarray(x + np.array(2.0)), V + 2.0, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(m * np.array(2.0)), M * 2.0, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(x * np.full(7, 3.0)), V * 3.0, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(m * np.array([1.0, 10.0])), M * [1.0, 10.0], rtol=1e-15)
+    dm = da.from_array(M, chunks=(3, 2))
+    np.testing.assert_allclose(np.asarray(x[:, None] * dm), V[:, None] * M, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(x + da.from_array(V, chunks=3)), 2 * V, rtol=1e-15)
+    with pytest.raises(TypeError) as info:
+        x + "a"
+    assert str(info.value).endswith("got str")
+    with pytest.raises(TypeError) as info:
+        x + np.zeros((2, 2, 2))
+    assert str(info.value).endswith("got ndarray of shape (2, 2, 2)")
+
+
+def test_selections_by_a_constant_or_a_numeric_mask_and_products_of_float32_rows():
+    x = _rows(V)
+    assert x[np.ones_like(x) > 0.0].sum() == pytest.approx(V.sum(), rel=1e-15)  # every row
+    assert x[(x > 0.0) * 1.0].sum() == pytest.approx(V[V > 0].sum(), rel=1e-15)  # 1.0 selects, 0.0 not
+    B = da.from_array(M.astype(np.float32), chunks=(3, 2))  # a float32 basis, as the Dask linear form's
+    w = np.array([0.1, 0.7])
+    product = ChunkedRows(("matvec", B.name, w), {B.name: B}, (3, 3, 1))
+    np.testing.assert_array_equal(np.asarray(product), M.astype(np.float32).astype(np.float64) @ w)
+
+
+@pytest.mark.parametrize("slice_rows", [None, 2])
+def test_kept_constants_and_a_chunk_without_rows(slice_rows, monkeypatch):
+    """Also with a chunk's rows evaluated two at a time (``SLICE_ROWS``)."""
+    if slice_rows is not None:
+        from kerndwd.engine import chunk_tasks
+
+        monkeypatch.setattr(chunk_tasks, "SLICE_ROWS", slice_rows)
+    x = _rows(V)
+    ones = (np.ones_like(x) * 2.0).keep()
+    assert ones.sum() == 14.0 and (ones + x).sum() == pytest.approx(14.0 + V.sum(), rel=1e-15)
+    gap = ChunkedRows.from_dask(da.from_array(V, chunks=((3, 0, 4),)))
+    assert gap.sum() == pytest.approx(V.sum(), rel=1e-15)
+    np.testing.assert_array_equal(np.asarray(gap * 2.0), 2 * V)
