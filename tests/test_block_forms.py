@@ -54,7 +54,8 @@ def test_usable_cores_on_one_core_and_where_the_affinity_is_not_known(monkeypatc
     assert usable_cores() == 1
 
 
-@pytest.mark.parametrize("n, threads, tile", [(50, 1, 1 << 16), (50, 4, 40), (3100, 3, 5000), (2100, 2, 5000)])
+@pytest.mark.parametrize("n, threads, tile", [(50, 1, 1 << 16), (50, 4, 40), (3100, 3, 5000), (2100, 2, 5000),
+                                             (1500, 2, 5000)])
 @pytest.mark.parametrize("in_memory", [False, True])
 def test_the_form_equals_the_dense_kernel(n, threads, tile, in_memory, monkeypatch):
     monkeypatch.setattr(blocks_module, "TILE_ENTRIES", tile)
