@@ -64,6 +64,11 @@ def _rows(x: ArrayLike, name: str) -> NDArray[np.float64]:
     return arr
 
 
+#: A kernel matrix is formed by blocks of rows of about this many bytes (within
+#: a core's cache), each block by the kernel's formula.
+_BLOCK_BYTES = 1 << 21
+
+
 def _half_sq_dist_neg(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
     """``<x, y> - |x|^2/2 - |y|^2/2`` (= -d^2/2), kernlab's order of operations."""
     out = x @ y.T
@@ -118,7 +123,15 @@ class Kernel:
             raise ValueError(
                 f"x and y must have the same number of columns, got {x.shape[1]} and {y.shape[1]}"
             )
-        return self._matrix(x, y)
+        rows = max(1, _BLOCK_BYTES // (8 * max(y.shape[0], 1)))
+        if x.shape[0] <= rows:
+            return self._matrix(x, y)
+        # by blocks of rows: each block's passes (product, shifts, exp) stay in cache,
+        # where the whole matrix would be read and written once per pass
+        out = np.empty((x.shape[0], y.shape[0]))
+        for start in range(0, x.shape[0], rows):
+            out[start:start + rows] = self._matrix(x[start:start + rows], y)
+        return out
 
     def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
         raise NotImplementedError  # pragma: no cover - abstract

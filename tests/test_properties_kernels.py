@@ -194,3 +194,31 @@ def test_kernel_matrix_of_subset_is_submatrix(X, data):
     K = kern(X)
     sub = kern(X[I], X[J])
     assert np.abs(sub - K[np.ix_(I, J)]).max() <= rounding_tol(kern, X)
+
+
+@given(points(n_max=12), st.data(), st.integers(1, 5))
+def test_kernel_matrix_by_blocks_of_rows_is_the_whole(X, data, rows):
+    """A large kernel matrix is formed by blocks of rows (each within a core's
+    cache): the blocks put together are the matrix formed whole, the last
+    block short included, up to the order of floating-point operations."""
+    kern = all_kernels(data.draw)
+    if kern.name == "splinedot":
+        X = np.abs(X) / 3.0
+    Y = X[::-1][: max(1, X.shape[0] - 1)]
+    whole = kern(X, Y)
+    with mock.patch.object(kernels, "_BLOCK_BYTES", 8 * Y.shape[0] * rows):
+        blocked = kern(X, Y)
+    assert blocked.shape == (X.shape[0], Y.shape[0])
+    assert np.abs(blocked - whole).max() <= rounding_tol(kern, X)
+    seen = []
+    original = type(kern)._matrix
+
+    def record(self, x, y):
+        seen.append(x.shape[0])
+        return original(self, x, y)
+
+    with mock.patch.object(kernels, "_BLOCK_BYTES", 8 * Y.shape[0] * rows), \
+            mock.patch.object(type(kern), "_matrix", record):
+        kern(X, Y)
+    # blocks of `rows` rows each, the last one what is left
+    assert seen == [min(rows, X.shape[0] - start) for start in range(0, X.shape[0], rows)]
