@@ -73,3 +73,43 @@ def test_declared_work_and_the_rank_option():
     assert str(info.value).endswith("does not accept ranks (its options: rank)")
     with pytest.raises(TypeError, match="rank"):
         KernelCGDesign(rank=2.5)
+
+
+def test_a_float32_copy_from_its_row_count_where_it_fits(monkeypatch):
+    """From :data:`SINGLE_MIN_ROWS` rows, and where ``4 n^2`` bytes fit the
+    budget, the majoriser's Newton directions run on a float32 copy of ``K``,
+    formed once per cache; below it, or where it does not fit, on ``K``."""
+    problem = _problem(KernelCGDesign(), n=40)
+    cache = engine.FactorCache(problem.X, problem.kern)
+    assert engine.build_majoriser(problem, cache).products is None  # 40 rows < SINGLE_MIN_ROWS
+    monkeypatch.setattr(cg_module, "SINGLE_MIN_ROWS", 40)
+    m = engine.build_majoriser(problem, cache)
+    K = cache.kernel_matrix()
+    assert m.products.dtype == np.float32 and np.array_equal(m.products, K.astype(np.float32))
+    assert m.newton_system().products is m.products
+    assert engine.build_majoriser(problem, cache).products is m.products  # once per cache
+    asked = []
+    monkeypatch.setattr(cg_module, "keeps", lambda how, nbytes: asked.append((how, nbytes)) or False)
+    fresh = engine.FactorCache(problem.X, problem.kern)
+    assert engine.build_majoriser(problem, fresh).products is None
+    assert asked == [(None, 4.0 * 40 ** 2)]
+    monkeypatch.setattr(cg_module, "SINGLE_MIN_ROWS", 41)
+    asked.clear()
+    assert engine.build_majoriser(problem, engine.FactorCache(problem.X, problem.kern)).products is None
+    assert asked == []
+
+
+def test_the_fit_with_a_float32_copy_is_the_double_fit(monkeypatch):
+    """The copy changes the directions, never the optimum: at ``eps = 1e-9`` the
+    objectives agree to 1e-10 relative and the decision values closely."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((200, 2))
+    y = np.where((X ** 2).sum(axis=1) + 0.4 * rng.standard_normal(200) > 1.4, 1, -1)
+    lam = [1e-2, 1e-4, 1e-6]
+    args = dict(kern=kerndwd.rbfdot(1.0), solver="cg", stop="kkt", eps=1e-9)
+    double = kerndwd.fit(X, y, lam, **args)
+    monkeypatch.setattr(cg_module, "SINGLE_MIN_ROWS", 100)
+    single = kerndwd.fit(X, y, lam, **args)
+    assert double.jerr == single.jerr == 0
+    np.testing.assert_allclose(single.objective, double.objective, rtol=1e-10)
+    np.testing.assert_allclose(single.predict(X, type="link"), double.predict(X, type="link"), rtol=0, atol=1e-5)

@@ -645,3 +645,94 @@ def test_the_cg_majorisers_newton_system_carries_the_loss_weights():
     P = NystromPreconditioner(K, pivoted_landmarks(K, 10))
     expected, _, _ = bordered_solve(K, M * w / n, 0.05, z + 0.1 * x[1:], x[1:], P, 1e-10)
     np.testing.assert_allclose(step, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+
+
+def _newton_case(n=60, seed=2, lam=1e-3):
+    X, y, K = _kernel(n)
+    rng = np.random.default_rng(seed)
+    alpha = rng.standard_normal(n) * 0.05
+    f = 0.1 + K @ alpha
+    derivs, curv = loss_derivs_and_curvatures(y * f, 1.0)
+    z = y * derivs / n
+    d = curv / n + 0.3 * 4.0 / n
+    return K, alpha, z + 2.0 * lam * alpha, d, lam
+
+
+@pytest.mark.parametrize("rtol", [1e-2, 1e-4])
+def test_block_cg_on_a_float32_copy_solves_the_double_system_to_its_tolerance(rtol):
+    """Conjugate gradients on a float32 copy of ``K`` round each direction for
+    its product and keep everything else in double precision: the solution
+    meets the weighted tolerance against ``K`` itself (the copy differs from
+    ``K`` by ``1e-7`` relative, far below ``rtol``), and the products it
+    accumulates are ``K X`` to single precision."""
+    K, alpha, r, d, lam = _newton_case()
+    l = 2.0 * lam / d
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 8))
+    P.set_diagonal(l)
+    B = np.column_stack((-r / d, np.ones_like(r)))
+    K32 = K.astype(np.float32)
+    Xs, KX, its = block_pcg(K32, l, P, B, rtol, weights=d)
+    assert its >= 1 and Xs.dtype == KX.dtype == np.float64
+    resid = d[:, None] * (B - (K @ Xs + l[:, None] * Xs))
+    assert (np.linalg.norm(resid, axis=0) <= 1.01 * rtol * np.linalg.norm(d[:, None] * B, axis=0)).all()
+    np.testing.assert_allclose(KX, K @ Xs, rtol=0, atol=1e-5 * np.abs(KX).max())
+    # in double precision about as many iterations, to the same tolerance (the
+    # copy's rounding costs a few where the tolerance nears it)
+    Xd, _, its_d = block_pcg(K, l, P, B, rtol, weights=d)
+    assert its_d <= its <= 1.5 * its_d + 1
+    np.testing.assert_allclose(Xs, Xd, rtol=0, atol=10 * rtol * np.abs(Xd).max())
+
+
+def test_the_bordered_solve_on_a_float32_copy_changes_f_by_k_itself():
+    """With ``products`` the change of ``f`` is one product with ``K`` (double),
+    not the float32 products accumulated, so ``f`` stays ``b0 + K alpha``."""
+    K, alpha, r, d, lam = _newton_case()
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 8))
+    step, df, its = bordered_solve(K, d, lam, r, alpha, P, 1e-3, products=K.astype(np.float32))
+    assert its >= 1
+    np.testing.assert_allclose(df, step[0] + K @ step[1:], rtol=0, atol=1e-13 * np.abs(df).max())
+    exact, _, _ = bordered_solve(K, d, lam, r, alpha, P, 1e-13)
+    assert np.linalg.norm(step - exact) <= 0.05 * np.linalg.norm(exact)
+
+
+def test_the_newton_system_uses_the_float32_copy_only_for_loose_directions(monkeypatch):
+    """Directions solved to :data:`SINGLE_RTOL` or looser run on the copy;
+    tighter ones on ``K`` itself."""
+    from kerndwd.engine import kernel_cg
+    from kerndwd.engine.forms import KernelForm
+    from kerndwd.engine.kernel_cg import SINGLE_RTOL, KernelMatrixNewton
+
+    K, alpha, r, d, lam = _newton_case(30)
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 8))
+    K32 = K.astype(np.float32)
+    system = KernelMatrixNewton(KernelForm(K), None, 4.0, P, products=K32)
+    seen = []
+    real = kernel_cg.bordered_solve
+    monkeypatch.setattr(kernel_cg, "bordered_solve",
+                        lambda *a, products=None: seen.append(products) or real(*a, products=products))
+    x = np.r_[0.1, alpha]
+    for rtol in (0.1, SINGLE_RTOL, 0.99 * SINGLE_RTOL, 1e-12):
+        system.direction(x, None, d, lam, 0.5, rtol, z=r - 2.0 * lam * alpha)
+    assert [p is K32 for p in seen] == [True, True, False, False]
+    plain = KernelMatrixNewton(KernelForm(K), None, 4.0, P)
+    plain.direction(x, None, d, lam, 0.5, 0.1, z=r - 2.0 * lam * alpha)
+    assert seen[-1] is None
+
+
+def test_the_preconditioner_reuses_its_scaled_rows_without_mixing_diagonals():
+    """The scaled copy of ``C`` is kept between diagonals; a factor for a new
+    diagonal is the one a fresh preconditioner computes for it."""
+    X, y, K = _kernel(40)
+    rng = np.random.default_rng(21)
+    S = pivoted_landmarks(K, 12)
+    used = NystromPreconditioner(K, S)
+    first, second = rng.uniform(0.01, 1.0, 40), rng.uniform(0.01, 1.0, 40)
+    used.set_diagonal(first)
+    buffer = used._scaled
+    used.set_diagonal(second)
+    assert used._scaled is buffer
+    fresh = NystromPreconditioner(K, S)
+    fresh.set_diagonal(second)
+    R = rng.standard_normal((40, 2))
+    np.testing.assert_allclose(used(R), fresh(R), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(used.C, K[S].T)  # C itself untouched

@@ -47,6 +47,17 @@ with ``K`` where unpreconditioned they need thousands at small lambda.
 Landmarks are drawn by pivoted Cholesky on ``K`` (the rows whose kernel
 columns the others explain least), in rounds of pivots so that its
 ``n m^2`` flops are matrix products (:func:`pivoted_landmarks`).
+
+Single precision.  A product with ``K`` reads ``8 n^2`` bytes and is bound
+by memory bandwidth; a float32 copy of ``K`` halves that.  Conjugate
+gradients may run on such a copy (``products``): their products then carry
+relative errors near ``1e-7``, far below the tolerance of a Newton
+direction, which is itself inexact (relative residual
+:data:`SINGLE_RTOL` or more).  Everything that defines the iterate stays in
+double precision: the gradient, and the change of ``f`` along the step,
+which is formed by one float64 product once the direction is solved (the
+products accumulated in float32 would let ``f`` drift from
+``b0 + K alpha``).
 """
 
 from __future__ import annotations
@@ -57,7 +68,7 @@ from scipy import linalg
 from .newton_systems import NewtonSystem
 
 __all__ = ["NystromPreconditioner", "block_pcg", "pivoted_landmarks", "KernelMatrixNewton", "default_rank",
-           "RANK_FRACTION", "RANK_RANGE", "CG_MAXITER"]
+           "RANK_FRACTION", "RANK_RANGE", "CG_MAXITER", "SINGLE_RTOL"]
 
 #: Landmarks of the preconditioner when the design names none: this fraction of
 #: the rows, within :data:`RANK_RANGE` (and at most ``n``).  Its factor costs
@@ -78,6 +89,10 @@ def default_rank(n):
     (100, 1200, 1500)
     """
     return int(min(n, max(RANK_RANGE[0], min(RANK_RANGE[1], round(RANK_FRACTION * n)))))
+#: Conjugate gradients run on a float32 copy of ``K`` (module docstring) only
+#: for a relative residual of at least this: below it the products' rounding
+#: would count.
+SINGLE_RTOL = 1e-4
 #: Conjugate-gradient iterations per system, at most.
 CG_MAXITER = 500
 _EPS = float(np.finfo(float).eps)
@@ -183,6 +198,7 @@ class NystromPreconditioner:
         self.C = np.ascontiguousarray(K[landmarks].T)  # K[:, landmarks], read as rows of the symmetric K
         self.W = np.array(K[np.ix_(landmarks, landmarks)])
         self._inv = self._factor = self._l = None
+        self._scaled = None  # C scaled by rows, kept: a fresh n x m array per Newton step costs page faults
 
     @property
     def rank(self):
@@ -194,10 +210,10 @@ class NystromPreconditioner:
         if self._l is not None and np.array_equal(l, self._l):
             return
         inv = 1.0 / l
-        # C' diag(inv) C by one symmetric rank-k update, over the rows whose 1/l is not
-        # negligible against the largest (rows of vanishing curvature drop out)
-        keep = inv > 1e-12 * float(inv.max(initial=0.0))
-        scaled = self.C[keep] * np.sqrt(inv[keep])[:, None]
+        # C' diag(inv) C by one symmetric rank-k update of the scaled rows
+        if self._scaled is None:
+            self._scaled = np.empty_like(self.C)
+        scaled = np.multiply(self.C, np.sqrt(inv)[:, None], out=self._scaled)
         upper = linalg.blas.dsyrk(1.0, scaled.T, trans=0, lower=0)  # scaled' scaled, upper triangle
         Mm = np.triu(upper)
         Mm += np.triu(Mm, 1).T
@@ -236,6 +252,9 @@ def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
     (``r_i / d_i``) would otherwise dominate the norm, count as little
     there as they do in the Newton equations.
 
+    ``K`` may be a float32 copy of the matrix (module docstring): each
+    direction is then rounded to float32 for its product.
+
     Returns
     -------
     X : ndarray
@@ -244,6 +263,7 @@ def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
         ``K X``, accumulated from the products (no extra one).
     iterations : int
     """
+    single = K.dtype == np.float32
     X = np.zeros_like(B)
     KX = np.zeros_like(B)
     R = B.copy()
@@ -260,7 +280,10 @@ def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
     KP = np.empty_like(B)
     for its in range(1, maxiter + 1):
         for j in range(B.shape[1]):  # matrix-vector products: memory-bound, and a gemm of two
-            np.matmul(K, P[:, j], out=KP[:, j])  # columns reads K more slowly than two gemv do
+            if single:
+                KP[:, j] = K @ P[:, j].astype(np.float32)
+            else:  # columns reads K more slowly than two gemv do
+                np.matmul(K, P[:, j], out=KP[:, j])
         AP = KP + lc * P
         pAp = np.einsum("ij,ij->j", P, AP)
         ok = active & (pAp > 0.0)
@@ -280,10 +303,13 @@ def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
     return X, KX, its
 
 
-def bordered_solve(K, dd, lam, r, alpha, precond, rtol):
+def bordered_solve(K, dd, lam, r, alpha, precond, rtol, products=None):
     """The step ``(s_0, s_alpha)`` of the reduced system (module docstring) for the
     positive curvatures ``dd``, with the change of ``f`` it makes and the
     conjugate-gradient iterations.
+
+    ``products``, when given, is a float32 copy of ``K`` that conjugate
+    gradients run on; the change of ``f`` is then one product with ``K``.
 
     Returns
     -------
@@ -296,12 +322,14 @@ def bordered_solve(K, dd, lam, r, alpha, precond, rtol):
     l = (2.0 * lam) / dd
     precond.set_diagonal(l)
     B = np.column_stack((-r / dd, np.ones_like(r)))
-    U, KU, its = block_pcg(K, l, precond, B, rtol, weights=dd)
+    U, KU, its = block_pcg(K if products is None else products, l, precond, B, rtol, weights=dd)
     u, v = U[:, 0], U[:, 1]
     s0 = (u.sum() + alpha.sum()) / v.sum()
     step = np.empty(r.size + 1)
     step[0] = s0
     step[1:] = u - s0 * v
+    if products is not None:
+        return step, s0 + K @ step[1:], its
     return step, s0 + (KU[:, 0] - s0 * KU[:, 1]), its
 
 
@@ -323,9 +351,12 @@ class KernelMatrixNewton(NewtonSystem):
     M : float
         The bound of Lemma 2.
     precond : NystromPreconditioner
+    products : ndarray of float32 or None
+        A float32 copy of ``K`` for the conjugate-gradient products of
+        directions solved to :data:`SINGLE_RTOL` or looser (module docstring).
     """
 
-    def __init__(self, form, weights, M, precond):
+    def __init__(self, form, weights, M, precond, products=None):
         K = form.K
         self.form, self.K = form, K
         n = form.n
@@ -333,6 +364,7 @@ class KernelMatrixNewton(NewtonSystem):
         self.w_n = (np.ones(n) if weights is None else np.asarray(weights, dtype=float)) / n
         self.M = M
         self.precond = precond
+        self.products = products
         self.pen = np.array(np.diag(K), dtype=float)
         w = self.w_n * n
         self.scale = (M / n) * np.concatenate(([w.sum()], np.einsum("ij,ij,i->j", K, K, w)))
@@ -363,6 +395,7 @@ class KernelMatrixNewton(NewtonSystem):
         # finite diagonal in L, so they follow their own gradient
         np.maximum(dd, 1e-300 + 1e-16 * self.M * self.w_n.max(), out=dd)
         r = z + 2.0 * lam * x[1:]
-        step, df, its = bordered_solve(self.K, dd, lam, r, x[1:], self.precond, rtol)
+        products = self.products if rtol >= SINGLE_RTOL else None
+        step, df, its = bordered_solve(self.K, dd, lam, r, x[1:], self.precond, rtol, products=products)
         self.cg_iterations += its
         return step, df

@@ -11,13 +11,20 @@ by a Nystrom approximation of ``K`` on rows chosen by pivoted Cholesky
 same optimum as the default solver (R has no such solver, so the gradient
 rule is the default).
 
-Memory: the kernel matrix (``8 n^2`` bytes) plus ``n m`` numbers for the
-preconditioner (``m = rank``, :func:`kerndwd.engine.kernel_cg.default_rank`).
+Memory: the kernel matrix (``8 n^2`` bytes) plus ``2 n m`` numbers for the
+preconditioner (``m = rank``, :func:`kerndwd.engine.kernel_cg.default_rank`);
+from :data:`SINGLE_MIN_ROWS` rows, a float32 copy of the kernel matrix
+(``4 n^2`` bytes more) where it fits the memory budget, on which the
+Newton directions' conjugate gradients run at half the memory traffic
+(:mod:`kerndwd.engine.kernel_cg`, "Single precision").
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..._scalars import check_integer
+from ..cache import keeps
 from ..capabilities import DesignCapabilities
 from ..kernel_cg import default_rank, pivoted_landmarks
 from ..kernel_checks import check_sampled_definite
@@ -25,7 +32,12 @@ from ..majorisers.kernel_cg import KernelMatrixCG
 from ..predictors import KernelPredictor
 from .base import Design, register_design
 
-__all__ = ["KernelCGDesign"]
+__all__ = ["KernelCGDesign", "SINGLE_MIN_ROWS"]
+
+#: From this many rows the Newton directions' conjugate gradients run on a
+#: float32 copy of the kernel matrix (where it fits the memory budget).  Below
+#: it a product costs little against the rest of an iteration.
+SINGLE_MIN_ROWS = 2000
 
 
 class KernelCGDesign(Design):
@@ -86,7 +98,11 @@ class KernelCGDesign(Design):
         cache.memo("kernel_sample_definite", lambda: check_sampled_definite(K, problem.kern))
         rank = default_rank(problem.n) if self.rank is None else self.rank
         landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
-        return KernelMatrixCG(K, problem.loss, KernelPredictor(problem.kern, problem.X), landmarks)
+        products = None
+        if problem.n >= SINGLE_MIN_ROWS and keeps(None, 4.0 * problem.n ** 2):
+            products = cache.memo("kernel_matrix_float32", lambda: K.astype(np.float32))
+        return KernelMatrixCG(K, problem.loss, KernelPredictor(problem.kern, problem.X), landmarks,
+                              products=products)
 
 
 register_design(KernelCGDesign)

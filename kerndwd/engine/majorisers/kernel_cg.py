@@ -37,17 +37,22 @@ class KernelMatrixCG(Majoriser):
     predictor : KernelPredictor
     landmarks : ndarray of int
         The rows of the Nystrom preconditioner.
+    products : ndarray of float32 or None
+        A float32 copy of ``K`` for the Newton directions' conjugate gradients
+        (:class:`kerndwd.engine.kernel_cg.KernelMatrixNewton`); the MM step,
+        solved to :data:`MM_RTOL`, reads ``K`` itself.
     """
 
     solver = "kdwd-cg"
 
-    def __init__(self, K, loss, predictor, landmarks):
+    def __init__(self, K, loss, predictor, landmarks, products=None):
         n = K.shape[0]
         self.n, self.ncoef = n, n + 1
         self.loss = loss
         self.form = KernelForm(K)
         self.predictor = predictor
         self.precond = NystromPreconditioner(K, landmarks)
+        self.products = products
         self.w_n = (np.ones(n) if loss.weights is None else np.asarray(loss.weights, dtype=float)) / n
         self._system = None
 
@@ -70,5 +75,6 @@ class KernelMatrixCG(Majoriser):
     def newton_system(self):
         """Newton's equations in the coefficients, by the same conjugate gradients."""
         if self._system is None:
-            self._system = KernelMatrixNewton(self.form, self.loss.weights, self.loss.lipschitz, self.precond)
+            self._system = KernelMatrixNewton(self.form, self.loss.weights, self.loss.lipschitz, self.precond,
+                                              products=self.products)
         return self._system
