@@ -736,3 +736,28 @@ def test_the_preconditioner_reuses_its_scaled_rows_without_mixing_diagonals():
     R = rng.standard_normal((40, 2))
     np.testing.assert_allclose(used(R), fresh(R), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(used.C, K[S].T)  # C itself untouched
+
+
+def test_a_system_not_solved_on_the_float32_copy_is_solved_on_k(monkeypatch):
+    """Where conjugate gradients reach their cap on the copy, the bordered solve
+    runs them again on ``K`` itself and counts both runs' iterations."""
+    from kerndwd.engine import kernel_cg
+
+    K, alpha, r, d, lam = _newton_case()
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 8))
+    K32 = K.astype(np.float32)
+    real = kernel_cg.block_pcg
+    calls = []
+
+    def capped(A, *a, **k):
+        calls.append(A.dtype)
+        out = real(A, *a, **k)
+        return (out[0] * 0.5, out[1], kernel_cg.CG_MAXITER) if A.dtype == np.float32 else out
+
+    monkeypatch.setattr(kernel_cg, "block_pcg", capped)
+    step, df, its = bordered_solve(K, d, lam, r, alpha, P, 1e-3, products=K32)
+    assert calls == [np.float32, np.float64]
+    exact, exact_df, exact_its = bordered_solve(K, d, lam, r, alpha, P, 1e-3)  # on K from the start
+    assert its == kernel_cg.CG_MAXITER + exact_its
+    np.testing.assert_allclose(step, exact, rtol=0, atol=1e-14 * np.abs(exact).max())
+    np.testing.assert_allclose(df, exact_df, rtol=0, atol=1e-12 * np.abs(exact_df).max())

@@ -310,6 +310,8 @@ def bordered_solve(K, dd, lam, r, alpha, precond, rtol, products=None):
 
     ``products``, when given, is a float32 copy of ``K`` that conjugate
     gradients run on; the change of ``f`` is then one product with ``K``.
+    Where they reach :data:`CG_MAXITER` on the copy, the system is solved
+    again on ``K``.
 
     Returns
     -------
@@ -323,6 +325,10 @@ def bordered_solve(K, dd, lam, r, alpha, precond, rtol, products=None):
     precond.set_diagonal(l)
     B = np.column_stack((-r / dd, np.ones_like(r)))
     U, KU, its = block_pcg(K if products is None else products, l, precond, B, rtol, weights=dd)
+    if products is not None and its >= CG_MAXITER:
+        # not solved on the copy within the cap (its rounding at the level of L): on K itself
+        U, KU, more = block_pcg(K, l, precond, B, rtol, weights=dd)
+        its, products = its + more, None
     u, v = U[:, 0], U[:, 1]
     s0 = (u.sum() + alpha.sum()) / v.sum()
     step = np.empty(r.size + 1)
