@@ -19,7 +19,7 @@ RBF = kerndwd.rbfdot(1.0)
 
 def need(n):
     """Bytes of the kernel matrix and the preconditioner's landmark columns."""
-    return 8.0 * n * n + 16.0 * n * default_rank(n)
+    return 8.0 * n * n + 24.0 * n * default_rank(n)
 
 
 def test_small_dense_rows_take_the_eigendecomposition():

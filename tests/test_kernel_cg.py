@@ -761,3 +761,41 @@ def test_a_system_not_solved_on_the_float32_copy_is_solved_on_k(monkeypatch):
     assert its == kernel_cg.CG_MAXITER + exact_its
     np.testing.assert_allclose(step, exact, rtol=0, atol=1e-14 * np.abs(exact).max())
     np.testing.assert_allclose(df, exact_df, rtol=0, atol=1e-12 * np.abs(exact_df).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("block", [1, 3, 10 ** 6])
+@pytest.mark.parametrize("columns", [1, 2, 3])
+def test_products_by_blocks_of_rows_are_the_matrix_product(monkeypatch, dtype, block, columns):
+    """``times`` reads ``K`` by blocks of rows (the last one short) and writes
+    ``K P`` into ``out``; a float32 ``K`` multiplies the columns rounded to
+    float32, and the result is returned in float64."""
+    from kerndwd.engine import kernel_cg
+
+    rng = np.random.default_rng(31)
+    K = rng.standard_normal((7, 7)).astype(dtype)
+    P = rng.standard_normal((7, columns))
+    monkeypatch.setattr(kernel_cg, "PRODUCT_BLOCK_BYTES", block * K.itemsize * 7)
+    out = np.full((7, columns), np.nan)
+    got = kernel_cg.times(K, P, out)
+    assert got is out and out.dtype == np.float64
+    expected = (K @ P.astype(dtype)).astype(np.float64)
+    tol = 1e-13 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(out, expected, rtol=0, atol=tol * np.abs(expected).max())
+    assert np.abs(out - K.astype(np.float64) @ P).max() <= (1e-13 if dtype == np.float64 else 1e-5) * 10
+
+
+def test_the_preconditioner_applies_to_a_vector_as_to_its_column():
+    """``P^-1`` of a vector is that of the one-column matrix; ``C'`` is kept as
+    the transpose of ``C``."""
+    X, y, K = _kernel(40)
+    rng = np.random.default_rng(23)
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 9))
+    np.testing.assert_array_equal(P.Ct, P.C.T)
+    P.set_diagonal(rng.uniform(0.01, 1.0, 40))
+    r = rng.standard_normal(40)
+    single = P(r)
+    assert single.shape == (40,)
+    np.testing.assert_allclose(single, P(r[:, None])[:, 0], rtol=1e-14, atol=1e-14)
+    both = P(np.column_stack((r, 2 * r)))
+    np.testing.assert_allclose(both[:, 1], 2 * single, rtol=1e-13, atol=1e-13)

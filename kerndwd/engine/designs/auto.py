@@ -102,7 +102,7 @@ class AutoDesign(ChooserDesign):
             return pick("exact", "the linear kernel or sparse rows: R's choice of form")
         if n <= EIGEN_MAX_ROWS:
             return pick("exact", f"n = {n} rows: the eigendecomposition of the kernel matrix")
-        need = 8.0 * n * n + 16.0 * n * default_rank(n)
+        need = 8.0 * n * n + 24.0 * n * default_rank(n)  # K, and the preconditioner's three n x m arrays
         budget = memory_budget(self.memory, need)
         if need <= budget:
             return pick("cg", f"n = {n} rows, the kernel matrix takes {gib(need)} of a {gib(budget)} budget: "

@@ -11,7 +11,7 @@ by a Nystrom approximation of ``K`` on rows chosen by pivoted Cholesky
 same optimum as the default solver (R has no such solver, so the gradient
 rule is the default).
 
-Memory: the kernel matrix (``8 n^2`` bytes) plus ``2 n m`` numbers for the
+Memory: the kernel matrix (``8 n^2`` bytes) plus ``3 n m`` numbers for the
 preconditioner (``m = rank``, :func:`kerndwd.engine.kernel_cg.default_rank`);
 from :data:`SINGLE_MIN_ROWS` rows, a float32 copy of the kernel matrix
 (``4 n^2`` bytes more) where it fits the memory budget, on which the
