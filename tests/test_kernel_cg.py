@@ -756,8 +756,11 @@ def test_the_preconditioner_reuses_its_scaled_rows_without_mixing_diagonals():
     first, second = rng.uniform(0.01, 1.0, 40), rng.uniform(0.01, 1.0, 40)
     used.set_diagonal(first)
     buffer = used._scaled
+    assert buffer is not None and buffer.shape == (12, 40)
     used.set_diagonal(second)
     assert used._scaled is buffer
+    # it holds C' with its columns scaled by l^(-1/2), written in place
+    np.testing.assert_allclose(buffer, used.Ct / np.sqrt(second)[None, :], rtol=1e-15)
     fresh = NystromPreconditioner(K, S)
     fresh.set_diagonal(second)
     R = rng.standard_normal((40, 2))
@@ -778,6 +781,7 @@ def test_a_system_not_solved_on_the_float32_copy_is_solved_on_k(monkeypatch):
 
     def capped(A, *a, **k):
         calls.append(A.dtype)
+        assert k["weights"] is d  # both runs stop on the curvature-weighted residual
         out = real(A, *a, **k)
         return (out[0] * 0.5, out[1], kernel_cg.CG_MAXITER) if A.dtype == np.float32 else out
 
@@ -788,6 +792,12 @@ def test_a_system_not_solved_on_the_float32_copy_is_solved_on_k(monkeypatch):
     assert its == kernel_cg.CG_MAXITER + exact_its
     np.testing.assert_allclose(step, exact, rtol=0, atol=1e-14 * np.abs(exact).max())
     np.testing.assert_allclose(df, exact_df, rtol=0, atol=1e-12 * np.abs(exact_df).max())
+    # on K from the start, a system at the cap is not solved again
+    calls.clear()
+    monkeypatch.setattr(kernel_cg, "block_pcg", lambda A, *a, **k: calls.append(A.dtype) or
+                        real(A, *a, **k)[:2] + (kernel_cg.CG_MAXITER,))
+    _, _, its = bordered_solve(K, d, lam, r, alpha, P, 1e-3)
+    assert calls == [np.float64] and its == kernel_cg.CG_MAXITER
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -826,3 +836,31 @@ def test_the_preconditioner_applies_to_a_vector_as_to_its_column():
     np.testing.assert_allclose(single, P(r[:, None])[:, 0], rtol=1e-14, atol=1e-14)
     both = P(np.column_stack((r, 2 * r)))
     np.testing.assert_allclose(both[:, 1], 2 * single, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("shape", [(7, 3), (3, 7)])
+def test_products_by_blocks_of_rows_of_a_rectangular_factor(monkeypatch, shape):
+    """The preconditioner multiplies its ``n x m`` and ``m x n`` factors the same
+    way: every row of the product is written, whatever the columns."""
+    from kerndwd.engine import kernel_cg
+
+    rng = np.random.default_rng(32)
+    A = rng.standard_normal(shape)
+    P = rng.standard_normal((shape[1], 2))
+    monkeypatch.setattr(kernel_cg, "PRODUCT_BLOCK_BYTES", 2 * 8 * shape[1])
+    out = kernel_cg.times(A, P, np.full((shape[0], 2), np.nan))
+    np.testing.assert_allclose(out, A @ P, rtol=1e-14, atol=1e-14)
+
+
+def test_a_float32_product_rounds_the_columns_first():
+    """A float32 ``K`` multiplies the columns rounded to float32, in float32:
+    ``1 + (2^-24 + 2^-50)`` is ``1`` there (the second term rounds to
+    ``2^-24``, and the sum ties to even), where a double sum rounded after
+    would give ``1 + 2^-23``."""
+    from kerndwd.engine import kernel_cg
+
+    K = np.ones((1, 2), dtype=np.float32)
+    P = np.array([[1.0], [2.0 ** -24 + 2.0 ** -50]])
+    out = kernel_cg.times(K, P, np.empty((1, 1)))
+    assert out[0, 0] == 1.0
+    np.testing.assert_array_equal(out, (K @ P.astype(np.float32)).astype(np.float64))
