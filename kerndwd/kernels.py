@@ -69,17 +69,25 @@ def _rows(x: ArrayLike, name: str) -> NDArray[np.float64]:
 _BLOCK_BYTES = 1 << 21
 
 
-def _half_sq_dist_neg(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``<x, y> - |x|^2/2 - |y|^2/2`` (= -d^2/2), kernlab's order of operations."""
+def _half_sq_norms(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``|x_i|^2 / 2`` of every row."""
+    return 0.5 * np.einsum("ij,ij->i", x, x)
+
+
+def _half_sq_dist_neg(x: NDArray[np.float64], y: NDArray[np.float64],
+                      y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``<x, y> - |x|^2/2 - |y|^2/2`` (= -d^2/2), kernlab's order of operations;
+    ``y_half_sq`` is :func:`_half_sq_norms` of ``y``."""
     out = x @ y.T
     # in place: large temporaries cost more in page faults than in arithmetic
-    out -= 0.5 * np.einsum("ij,ij->i", x, x)[:, None]
-    out -= 0.5 * np.einsum("ij,ij->i", y, y)[None, :]
+    out -= _half_sq_norms(x)[:, None]
+    out -= y_half_sq[None, :]
     return out
 
 
-def _sq_dist_rounded(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-    d2 = _half_sq_dist_neg(x, y)
+def _sq_dist_rounded(x: NDArray[np.float64], y: NDArray[np.float64],
+                     y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+    d2 = _half_sq_dist_neg(x, y, y_half_sq)
     d2 *= -2.0
     return np.round(d2, _DIST_ROUND_DECIMALS, out=d2)
 
@@ -123,17 +131,21 @@ class Kernel:
             raise ValueError(
                 f"x and y must have the same number of columns, got {x.shape[1]} and {y.shape[1]}"
             )
+        y_half_sq = _half_sq_norms(y)  # once, for every block of x
         rows = max(1, _BLOCK_BYTES // (8 * max(y.shape[0], 1)))
         if x.shape[0] <= rows:
-            return self._matrix(x, y)
+            return self._matrix(x, y, y_half_sq)
         # by blocks of rows: each block's passes (product, shifts, exp) stay in cache,
         # where the whole matrix would be read and written once per pass
         out = np.empty((x.shape[0], y.shape[0]))
         for start in range(0, x.shape[0], rows):
-            out[start:start + rows] = self._matrix(x[start:start + rows], y)
+            out[start:start + rows] = self._matrix(x[start:start + rows], y, y_half_sq)
         return out
 
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The matrix ``[k(x_i, y_j)]``; ``y_half_sq`` is ``|y_j|^2 / 2`` (used by the
+        kernels of a distance)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def params(self) -> dict[str, Any]:
@@ -167,7 +179,8 @@ class _Vanilla(Kernel):
     is_linear = True
 
     always_psd = True
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
         return x @ y.T
 
 
@@ -178,8 +191,9 @@ class _RBF(Kernel):
     unit_diagonal = True
 
     always_psd = True
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        out = _half_sq_dist_neg(x, y)
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = _half_sq_dist_neg(x, y, y_half_sq)
         out *= 2.0 * self.sigma
         return np.exp(out, out=out)
 
@@ -191,8 +205,9 @@ class _Laplace(Kernel):
     unit_diagonal = True
 
     always_psd = True
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        d = np.maximum(_sq_dist_rounded(x, y), 0.0)
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        d = np.maximum(_sq_dist_rounded(x, y, y_half_sq), 0.0)
         np.sqrt(d, out=d)
         d *= -self.sigma
         return np.exp(d, out=d)
@@ -206,7 +221,8 @@ class _Poly(Kernel):
     name = "polydot"
 
     always_psd = True
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
         return (self.scale * (x @ y.T) + self.offset) ** self.degree
 
 
@@ -218,8 +234,9 @@ class _Bessel(Kernel):
     name = "besseldot"
     unit_diagonal = True
 
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        t = self.sigma * np.sqrt(np.maximum(_sq_dist_rounded(x, y), 0.0))
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        t = self.sigma * np.sqrt(np.maximum(_sq_dist_rounded(x, y, y_half_sq), 0.0))
         lim = 1.0 / (special.gamma(self.order + 1.0) * 2.0**self.order)
         small = t < 1e-4
         safe_t = np.where(small, 1.0, t)
@@ -237,7 +254,8 @@ class _Anova(Kernel):
     name = "anovadot"
 
     always_psd = True
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
         total = np.zeros((x.shape[0], y.shape[0]))
         for k in range(x.shape[1]):  # a loop over columns, each step a BLAS-sized array op
             diff = x[:, k][:, None] - y[:, k][None, :]
@@ -249,7 +267,8 @@ class _Anova(Kernel):
 class _Spline(Kernel):
     name = "splinedot"
 
-    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.ones((x.shape[0], y.shape[0]))
         for k in range(x.shape[1]):  # product over coordinates
             xk = x[:, k][:, None]

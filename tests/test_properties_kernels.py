@@ -119,8 +119,9 @@ def points_and_psd_kernel(draw):
     return X, draw(psd_kernels(X.shape[1]))
 
 
-def _sq_dist_unrounded(x, y):
-    """Squared distances from the differences (no cancellation to round away)."""
+def _sq_dist_unrounded(x, y, y_half_sq):
+    """Squared distances from the differences (no cancellation to round away);
+    ``y_half_sq``, the norms the rounded distances use, is not needed."""
     return distance.cdist(x, y, "sqeuclidean")
 
 
@@ -213,9 +214,11 @@ def test_kernel_matrix_by_blocks_of_rows_is_the_whole(X, data, rows):
     seen = []
     original = type(kern)._matrix
 
-    def record(self, x, y):
+    def record(self, x, y, y_half_sq):
         seen.append(x.shape[0])
-        return original(self, x, y)
+        # the norms of y, computed once for all the blocks
+        np.testing.assert_allclose(y_half_sq, 0.5 * (y * y).sum(axis=1), rtol=1e-14, atol=0)
+        return original(self, x, y, y_half_sq)
 
     with mock.patch.object(kernels, "_BLOCK_BYTES", 8 * Y.shape[0] * rows), \
             mock.patch.object(type(kern), "_matrix", record):

@@ -65,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
+from .forms import row_blocks
 from .newton_systems import NewtonSystem
 
 __all__ = ["NystromPreconditioner", "block_pcg", "pivoted_landmarks", "KernelMatrixNewton", "default_rank",
@@ -282,8 +283,8 @@ def times(K, P, out):
     rows = max(1, PRODUCT_BLOCK_BYTES // (K.itemsize * max(K.shape[1], 1)))
     columns = P.astype(K.dtype, copy=False)
     into = out if K.dtype == out.dtype else np.empty(out.shape, dtype=K.dtype)
-    for start in range(0, K.shape[0], rows):
-        np.matmul(K[start:start + rows], columns, out=into[start:start + rows])
+    for start, stop in row_blocks(K.shape[0], rows):
+        np.matmul(K[start:stop], columns, out=into[start:stop])
     if into is not out:
         out[...] = into
     return out
