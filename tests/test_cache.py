@@ -111,3 +111,69 @@ def test_a_fold_s_indefinite_kernel_is_refused_naming_it():
     fold = FactorCache(X, kerndwd.splinedot()).fold(np.arange(30))
     with pytest.raises(ValueError, match=r"kern=splinedot\(\) on these data is not positive semi-definite"):
         fold.kernel_eigh()
+
+
+# --------------------------------------------------------------------------
+# the kernel matrix held in float32
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("block_rows", [1, 5, 10 ** 6])
+def test_a_float32_kernel_matrix_is_the_double_one_rounded(monkeypatch, block_rows):
+    """Formed by blocks of rows (the last one short), each in double
+    precision, then rounded: float32's rounding of the float64 matrix."""
+    X = np.random.default_rng(6).standard_normal((23, 3))
+    kern = kerndwd.rbfdot(sigma=0.4)
+    monkeypatch.setattr(cache, "SINGLE_BLOCK_BYTES", block_rows * 8 * 23)
+    seen = []
+    real = cache.quiet_kernel
+    monkeypatch.setattr(cache, "quiet_kernel", lambda k, x, y=None: seen.append(x.shape[0]) or real(k, x, y))
+    K32 = cache.single_kernel_matrix(kern, X)
+    assert K32.dtype == np.float32 and K32.shape == (23, 23)
+    np.testing.assert_allclose(K32, kern(X), rtol=6e-8, atol=0)
+    rows = min(block_rows, 23)
+    assert seen == [rows] * (23 // rows) + ([23 % rows] if 23 % rows else [])
+
+
+def test_a_float32_kernel_matrix_is_checked_as_the_double_one():
+    """The diagonal on its double values (the data's scale named), overflow of
+    float32's own range on the rounded ones, each naming the kernel."""
+    X = np.random.default_rng(7).standard_normal((10, 2))
+    with pytest.raises(ValueError, match=r"^kern=rbfdot\(sigma=1.0\) cannot be formed accurately"):
+        cache.single_kernel_matrix(kerndwd.rbfdot(1.0), X * 1e8)
+    big = kerndwd.polydot(degree=3, scale=1e13)  # entries near 1e39: finite in float64, not in float32
+    assert np.isfinite(big(X)).all()
+    with pytest.raises(ValueError, match=r"^kern=polydot\(.*overflows on these data: the kernel matrix has entries "
+                                         r"beyond float32's range"):
+        cache.single_kernel_matrix(big, X)
+
+
+def test_the_cache_holds_the_float32_matrix_alone_or_beside_the_double_one():
+    """``kernel_matrix(single=True)``: formed without the double matrix where that
+    is not held (and then held alone), rounded from it where it is; a fold
+    slices the float32 matrix of its parent, and its held-out kernel too."""
+    X = np.random.default_rng(8).standard_normal((12, 2))
+    kern = kerndwd.rbfdot(sigma=0.6)
+    rows, test = np.array([0, 1, 4, 6, 9, 10, 11]), np.array([2, 3, 5])
+    alone = FactorCache(X, kern)
+    assert not alone.single_only() and not alone.is_fold
+    K32 = alone.kernel_matrix(single=True)
+    assert K32.dtype == np.float32 and alone.kernel_matrix(single=True) is K32
+    assert alone.single_only() and "kernel_matrix" not in alone._memo
+    np.testing.assert_array_equal(K32, cache.single_kernel_matrix(kern, X))
+    fold = alone.fold(rows)
+    assert fold.is_fold and fold.single_only() and fold.cross_kernel(test) is None
+    Kf = fold.kernel_matrix(single=True)
+    np.testing.assert_array_equal(Kf, K32[np.ix_(rows, rows)])
+    assert "kernel_matrix" not in alone._memo  # no double matrix formed for the fold
+    cross = fold.cross_kernel(test)
+    assert cross().dtype == np.float32
+    np.testing.assert_array_equal(cross(), K32[np.ix_(test, rows)])
+    both = FactorCache(X, kern)
+    K = both.kernel_matrix()
+    copy = both.kernel_matrix(single=True)
+    np.testing.assert_array_equal(copy, K.astype(np.float32))
+    assert not both.single_only()
+    fold = both.fold(rows)
+    assert not fold.single_only()
+    fold.kernel_matrix()
+    np.testing.assert_array_equal(fold.kernel_matrix(single=True), K[np.ix_(rows, rows)].astype(np.float32))
+    assert fold.cross_kernel(test)().dtype == np.float64  # the double matrix where both are held

@@ -54,6 +54,9 @@ BLOCK_VARIANTS = {f"{name}+bcd": name for name in BLOCK_DESIGNS}
 #: The same approximations with ``solver="auto"`` (the chooser between the one
 #: system and the blocks): ``"<approx>+auto"``
 AUTO_VARIANTS = {f"{name}+auto": name for name in BLOCK_DESIGNS}
+#: Designs with an option that changes how they hold their matrices: named
+#: ``"<design>+<value>"``
+OPTION_VARIANTS = {"cg+single": ("cg", {"precision": "single"})}
 
 
 def _design_of(name):
@@ -61,6 +64,8 @@ def _design_of(name):
         return feature_block_design(BLOCK_VARIANTS[name], {})
     if name in AUTO_VARIANTS:
         return FeatureAutoDesign(AUTO_VARIANTS[name], n_components=15)
+    if name in OPTION_VARIANTS:
+        return make_design(*OPTION_VARIANTS[name], argument="solver")
     return make_design(name, {}, argument=_argument(name))
 
 
@@ -69,7 +74,7 @@ def _designs():
     variant: the linear kernel where the design serves it with sparse rows, and the
     rbf kernel."""
     out = []
-    for name in design_names() + list(BLOCK_VARIANTS) + list(AUTO_VARIANTS):
+    for name in design_names() + list(BLOCK_VARIANTS) + list(AUTO_VARIANTS) + list(OPTION_VARIANTS):
         design = _design_of(name)
         for kname, kern in KERNELS.items():
             caps = design.capabilities(kern, "dense")
@@ -160,6 +165,9 @@ def _design_kw(design, estimator=False):
         return dict(approx=BLOCK_VARIANTS[design], solver="bcd", n_components=15, **blocks)
     if design in AUTO_VARIANTS:
         return dict(approx=AUTO_VARIANTS[design], solver="auto", n_components=15)
+    if design in OPTION_VARIANTS:
+        name, options = OPTION_VARIANTS[design]
+        return dict(solver=name, **({"design_options": options} if estimator else options))
     kw = {} if design == "exact" else {_argument(design): design}
     if design in ("nystroem", "rff"):
         kw["n_components"] = 15
@@ -238,7 +246,7 @@ def test_every_combination_answers_as_dense_rows_or_names_what_refuses_it(face, 
 def test_the_grid_covers_every_registered_design_and_solver():
     designs = {d for _, d, _, _, _ in CASES}
     solvers = {m for _, _, _, m, _ in CASES} - {None}
-    assert designs == set(design_names()) | set(BLOCK_VARIANTS) | set(AUTO_VARIANTS)
+    assert designs == set(design_names()) | set(BLOCK_VARIANTS) | set(AUTO_VARIANTS) | set(OPTION_VARIANTS)
     assert solvers == set(solver_names())
     assert len(CASES) == len(FACES) * len(_designs()) * (len(solver_names()) + 1) * 2
     assert {k for k in itertools.chain.from_iterable([[s] for s in STORAGE.values()])} == {"dense", "sparse", "remote"}

@@ -17,9 +17,12 @@ from kerndwd.engine.kernel_cg import default_rank
 RBF = kerndwd.rbfdot(1.0)
 
 
-def need(n):
-    """Bytes of the kernel matrix and the preconditioner's landmark columns."""
-    return 8.0 * n * n + 24.0 * n * default_rank(n)
+def need(n, single=False):
+    """Bytes of the kernel matrix and the preconditioner's landmark columns
+    (float64: the matrix and three n x m arrays; float32: the matrix and two
+    float32 and one float64 n x m arrays)."""
+    m = default_rank(n)
+    return 4.0 * n * n + 16.0 * n * m if single else 8.0 * n * n + 24.0 * n * m
 
 
 def test_small_dense_rows_take_the_eigendecomposition():
@@ -33,17 +36,27 @@ def test_small_dense_rows_take_the_eigendecomposition():
 
 @pytest.mark.parametrize("n", [201, 5000])
 def test_kernel_matrix_within_the_budget_takes_newton_cg(n):
-    """Exactly at the budget: ``cg``; one byte short: ``bcd``, each saying why."""
+    """Exactly at the budget: ``cg`` in float64; one byte short of that,
+    ``cg`` in float32, down to its own need; one byte short of that: ``bcd``,
+    each saying why."""
     budget = need(n)
     d = AutoDesign(memory=budget, random_state=1).for_rows(n, 3, RBF, "dense", False)
-    assert d.name == "cg" and d.random_state == 1
+    assert d.name == "cg" and d.random_state == 1 and d.precision == "double"
     assert d.chosen == (f"solver='auto': n = {n} rows, the kernel matrix takes {budget / 2**30:.2g} GiB of a "
                         f"{budget / 2**30:.2g} GiB budget: Newton with preconditioned conjugate gradients on it")
-    d = AutoDesign(memory=budget - 1.0).for_rows(n, 3, RBF, "dense", False)
+    d = AutoDesign(memory=budget - 1.0, random_state=2).for_rows(n, 3, RBF, "dense", False)
+    assert d.name == "cg" and d.random_state == 2 and d.precision == "single"
+    single = need(n, single=True)
+    d = AutoDesign(memory=single).for_rows(n, 3, RBF, "dense", False)
+    assert d.name == "cg" and d.precision == "single"
+    assert d.chosen == (f"solver='auto': n = {n} rows, the kernel matrix held in float32 takes "
+                        f"{single / 2**30:.2g} GiB of a {single / 2**30:.2g} GiB budget (in float64 it would not "
+                        "fit): Newton with preconditioned conjugate gradients on it")
+    d = AutoDesign(memory=single - 1.0).for_rows(n, 3, RBF, "dense", False)
     assert d.name == "bcd"
-    assert d.chosen == (f"solver='auto': the {n} x {n} kernel matrix ({8.0 * n * n / 2**30:.2g} GiB) exceeds the "
-                        f"memory budget ({(budget - 1.0) / 2**30:.2g} GiB): block coordinate descent, O(n b) "
-                        "memory (approx='nystroem' is much faster at this size)")
+    assert d.chosen == (f"solver='auto': the {n} x {n} kernel matrix ({4.0 * n * n / 2**30:.2g} GiB in float32) "
+                        f"exceeds the memory budget ({(single - 1.0) / 2**30:.2g} GiB): block coordinate descent, "
+                        "O(n b) memory (approx='nystroem' is much faster at this size)")
 
 
 def test_the_default_budget_is_a_fraction_of_the_memory_available(monkeypatch):
@@ -51,12 +64,17 @@ def test_the_default_budget_is_a_fraction_of_the_memory_available(monkeypatch):
     available when the fit starts; where that is unknown, the kernel matrix
     is taken to fit."""
     n = 1000
-    monkeypatch.setattr(cache_module, "available_memory", lambda: need(n) / cache_module.MEMORY_FRACTION)
-    assert AutoDesign().for_rows(n, 3, RBF, "dense", False).name == "cg"
-    monkeypatch.setattr(cache_module, "available_memory", lambda: 0.99 * need(n) / cache_module.MEMORY_FRACTION)
-    assert AutoDesign().for_rows(n, 3, RBF, "dense", False).name == "bcd"
-    monkeypatch.setattr(cache_module, "available_memory", lambda: None)
-    assert AutoDesign().for_rows(n, 3, RBF, "dense", False).name == "cg"
+
+    def pick(available):
+        monkeypatch.setattr(cache_module, "available_memory", lambda: available)
+        d = AutoDesign().for_rows(n, 3, RBF, "dense", False)
+        return d.name, getattr(d, "precision", None)
+
+    assert pick(need(n) / cache_module.MEMORY_FRACTION) == ("cg", "double")
+    assert pick(0.99 * need(n) / cache_module.MEMORY_FRACTION) == ("cg", "single")
+    assert pick(need(n, single=True) / cache_module.MEMORY_FRACTION) == ("cg", "single")
+    assert pick(0.99 * need(n, single=True) / cache_module.MEMORY_FRACTION) == ("bcd", None)
+    assert pick(None) == ("cg", "double")
 
 
 @pytest.mark.parametrize("kern, storage, name, why", [

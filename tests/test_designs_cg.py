@@ -70,7 +70,7 @@ def test_declared_work_and_the_rank_option():
     assert str(info.value) == "rank must be at least 1, got 0"
     with pytest.raises(TypeError) as info:
         KernelCGDesign(ranks=5)
-    assert str(info.value).endswith("does not accept ranks (its options: rank)")
+    assert str(info.value).endswith("does not accept ranks (its options: rank, precision)")
     with pytest.raises(TypeError, match="rank"):
         KernelCGDesign(rank=2.5)
 
@@ -113,3 +113,87 @@ def test_the_fit_with_a_float32_copy_is_the_double_fit(monkeypatch):
     assert double.jerr == single.jerr == 0
     np.testing.assert_allclose(single.objective, double.objective, rtol=1e-10)
     np.testing.assert_allclose(single.predict(X, type="link"), double.predict(X, type="link"), rtol=0, atol=1e-5)
+
+
+# --------------------------------------------------------------------------
+# precision: the kernel matrix held in float32 alone
+# --------------------------------------------------------------------------
+def test_the_precision_option_and_what_none_picks(monkeypatch):
+    """``precision`` is "double", "single" or None; None holds float64 where
+    ``matrix_bytes(n, False)`` fits the default budget (or the memory is not
+    known), else float32."""
+    from kerndwd.engine import cache as cache_module
+
+    assert cg_module.PRECISIONS == ("double", "single")
+    assert KernelCGDesign().precision is None and KernelCGDesign(precision="single").precision == "single"
+    with pytest.raises(ValueError) as info:
+        KernelCGDesign(precision="half")
+    assert str(info.value) == "precision must be one of ('double', 'single') or None, got 'half'"
+    with pytest.raises(TypeError) as info:
+        KernelCGDesign(precision=32)
+    assert str(info.value) == "precision must be one of ('double', 'single') or None, got int"
+    m = default_rank(5000)
+    assert cg_module.matrix_bytes(5000, False) == 8.0 * 5000 ** 2 + 24.0 * 5000 * m
+    assert cg_module.matrix_bytes(5000, True) == 4.0 * 5000 ** 2 + 16.0 * 5000 * m
+    assert KernelCGDesign(precision="single").single(10) and not KernelCGDesign(precision="double").single(10 ** 6)
+    fits = cg_module.matrix_bytes(5000, False) / cache_module.MEMORY_FRACTION
+    monkeypatch.setattr(cache_module, "available_memory", lambda: fits)
+    assert not KernelCGDesign().single(5000) and KernelCGDesign().single(5001)
+    monkeypatch.setattr(cache_module, "available_memory", lambda: None)
+    assert not KernelCGDesign().single(10 ** 6)
+
+
+def test_held_in_float32_the_majoriser_never_forms_the_double_matrix():
+    """``precision="single"``: the cache holds the float32 matrix alone; it is
+    the majoriser's matrix and its ``products``; its folds slice it, whatever
+    their size would pick."""
+    problem = _problem(KernelCGDesign(precision="single"), n=40)
+    cache = engine.FactorCache(problem.X, problem.kern)
+    problem.design.prepare(problem, cache, None)
+    m = engine.build_majoriser(problem, cache)
+    assert "kernel_matrix" not in cache._memo and cache.single_only()
+    K32 = cache.kernel_matrix(single=True)
+    assert m.form.K is K32 and m.products is K32 and m.newton_system().products is K32
+    assert m.precond.C.dtype == np.float32
+    fold = cache.fold(np.arange(30))
+    fm = engine.build_majoriser(problem.subset(np.arange(30)), fold)
+    assert fm.form.K.dtype == np.float32 and fm.products is fm.form.K and "kernel_matrix" not in cache._memo
+    # the double design on its own rows: no float32 matrix below SINGLE_MIN_ROWS
+    double = _problem(KernelCGDesign(precision="double"), n=40)
+    dcache = engine.FactorCache(double.X, double.kern)
+    dm = engine.build_majoriser(double, dcache)
+    assert dm.form.K.dtype == np.float64 and dm.products is None and not dcache.single_only()
+    fm = engine.build_majoriser(double.subset(np.arange(30)), dcache.fold(np.arange(30)))
+    assert fm.form.K.dtype == np.float64
+
+
+def test_the_fit_held_in_float32_is_the_fit_of_the_rounded_kernel():
+    """Held in float32, the fit is the exact fit of the kernel rounded to
+    float32: its objective is within 1e-6 relative of the double fit's (the
+    rounding of ``K``, 6e-8, moves it by about that), every face answers,
+    and its held-out and new-row decision values agree closely."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((300, 2))
+    y = np.where((X ** 2).sum(axis=1) + 0.4 * rng.standard_normal(300) > 1.4, 1, -1)
+    lam = [1e-2, 1e-4, 1e-6]
+    args = dict(kern=kerndwd.rbfdot(1.0), solver="cg", stop="kkt", eps=1e-9)
+    double = kerndwd.fit(X, y, lam, precision="double", **args)
+    single = kerndwd.fit(X, y, lam, precision="single", **args)
+    assert double.jerr == single.jerr == 0
+    np.testing.assert_allclose(single.objective, double.objective, rtol=1e-6)
+    assert np.abs(single.objective - double.objective).max() > 0  # another problem, not the same numbers
+    newx = rng.standard_normal((20, 2))
+    # per lambda, within 5e-5 of the largest decision value (of order 1 to 50: the fit at
+    # lambda = 1e-6 amplifies the rounding most)
+    _close_per_column(single.predict(newx, type="link"), double.predict(newx, type="link"))
+    cvs = kerndwd.cv(X, y, lam, nfolds=3, random_state=0, precision="single", **args)
+    cvd = kerndwd.cv(X, y, lam, nfolds=3, random_state=0, precision="double", **args)
+    _close_per_column(cvs.predmat, cvd.predmat)
+    est = kerndwd.DWDClassifier(kernel=kerndwd.rbfdot(1.0), lambd=1e-4, solver="cg", stop="kkt", tol=1e-9,
+                                design_options={"precision": "single"}).fit(X, y)
+    _close_per_column(est.decision_function(newx)[:, None], double.predict(newx, type="link")[:, 1:2])
+
+
+def _close_per_column(got, expected, rtol=5e-5):
+    scale = np.abs(expected).max(axis=0)
+    assert (np.abs(got - expected).max(axis=0) <= rtol * scale).all(), (np.abs(got - expected).max(axis=0), scale)

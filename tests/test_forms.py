@@ -268,3 +268,66 @@ def test_float32_features_are_never_copied_whole_to_float64(n_threads):
             tracemalloc.stop()
         np.testing.assert_allclose(got, expected, rtol=1e-10)
         assert peak < 1_000_000, peak  # the output (160 KB) and n_threads buffers of 200 KB
+
+
+# --------------------------------------------------------------------------
+# double-precision products of a float32 matrix
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("block", [1, 4, 10 ** 6])
+@pytest.mark.parametrize("columns", [None, 1, 3])
+def test_double_product_of_float32_rows_is_the_product_of_their_values(monkeypatch, block, columns):
+    """``double_product`` of a float32 ``B`` widens each block of rows (the last
+    one short) and writes the float64 product of its values; a float64 ``B``
+    is one product; ``out``, when given, is what comes back."""
+    rng = np.random.default_rng(40)
+    B = rng.normal(size=(11, 6)).astype(np.float32)
+    theta = rng.normal(size=6) if columns is None else rng.normal(size=(6, columns))
+    monkeypatch.setattr(forms, "_WIDEN_BLOCK_BYTES", block * 8 * 6)
+    expected = B.astype(np.float64) @ theta
+    got = forms.double_product(B, theta)
+    assert got.dtype == np.float64 and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-14)
+    out = np.full(expected.shape, np.nan)
+    assert forms.double_product(B, theta, out=out) is out
+    np.testing.assert_array_equal(out, got)
+    B64 = B.astype(np.float64)
+    np.testing.assert_array_equal(forms.double_product(B64, theta), B64 @ theta)
+    out = np.full(expected.shape, np.nan)
+    assert forms.double_product(B64, theta, out=out) is out and not np.isnan(out).any()
+
+
+def test_double_product_never_widens_the_whole_matrix():
+    """A float32 matrix of 8 MB in float64 is multiplied within a few blocks'
+    memory, and in the default blocks of about 2 MB."""
+    import tracemalloc
+
+    B = np.random.default_rng(41).normal(size=(1000, 1000)).astype(np.float32)
+    theta = np.ones(1000)
+    assert forms._WIDEN_BLOCK_BYTES == 1 << 21
+    tracemalloc.start()
+    try:
+        got = forms.double_product(B, theta)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_allclose(got, B.astype(np.float64).sum(axis=1), rtol=1e-12)
+    assert 1 << 21 <= peak < 3 << 21, peak  # one widened block and the result
+
+
+def test_kernel_form_of_a_float32_matrix_takes_double_products():
+    """A kernel matrix held in float32: every product, the penalty and the
+    dual norm are those of its float64 values (no rounding of ``alpha``)."""
+    rng = np.random.default_rng(42)
+    A = rng.normal(size=(7, 7))
+    K32 = (A @ A.T).astype(np.float32)
+    K = K32.astype(np.float64)
+    form = KernelForm(K32)
+    alpha, u = rng.normal(size=7), rng.normal(size=7)
+    np.testing.assert_allclose(form.apply(alpha), K @ alpha, rtol=1e-13)
+    np.testing.assert_allclose(form.apply_t(alpha), K @ alpha, rtol=1e-13)
+    assert form.penalty(alpha) == pytest.approx(alpha @ K @ alpha, rel=1e-13)
+    np.testing.assert_allclose(form.penalty_grad(alpha), 2 * K @ alpha, rtol=1e-13)
+    v = u + 2 * 0.3 * alpha
+    assert form.dual_norm_sq(u, alpha, 0.3) == pytest.approx(v @ K @ v, rel=1e-12)
+    T = np.column_stack([alpha, -alpha])
+    np.testing.assert_allclose(form.apply(T), K @ T, rtol=1e-13)

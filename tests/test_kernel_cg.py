@@ -856,3 +856,122 @@ def test_a_float32_product_rounds_the_columns_first():
     out = kernel_cg.times(K, P, np.empty((1, 1)))
     assert out[0, 0] == 1.0
     np.testing.assert_array_equal(out, (K @ P.astype(np.float32)).astype(np.float64))
+
+
+# --------------------------------------------------------------------------
+# the kernel matrix held in float32 alone (precision="single")
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("block", [1, 3, 10 ** 6])
+def test_unrounded_products_of_a_float32_matrix_are_its_double_products(monkeypatch, block):
+    """``times(..., rounded=False)`` multiplies ``K``'s float32 values by the
+    float64 columns unrounded (``double_product``): the float64 product of the
+    widened matrix, where the rounded product is off by float32's rounding."""
+    from kerndwd.engine import forms, kernel_cg
+
+    rng = np.random.default_rng(33)
+    K = rng.standard_normal((9, 9)).astype(np.float32)
+    P = rng.standard_normal((9, 2))
+    monkeypatch.setattr(forms, "_WIDEN_BLOCK_BYTES", block * 8 * 9)
+    out = np.full((9, 2), np.nan)
+    assert kernel_cg.times(K, P, out, rounded=False) is out
+    expected = K.astype(np.float64) @ P
+    np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-14)
+    rounded = kernel_cg.times(K, P, np.empty((9, 2)))
+    assert np.abs(rounded - expected).max() > 1e-9  # the columns were rounded there
+    K64 = K.astype(np.float64)  # a float64 K ignores the flag
+    np.testing.assert_array_equal(kernel_cg.times(K64, P, np.empty((9, 2)), rounded=False),
+                                  kernel_cg.times(K64, P, np.empty((9, 2))))
+
+
+def test_block_cg_unrounded_on_a_float32_matrix_solves_it_as_double():
+    """Block CG with ``rounded=False`` on a float32 ``K`` is block CG on its
+    widened values: same solution, same products, same iterations."""
+    K, alpha, r, d, lam = _newton_case()
+    K32 = K.astype(np.float32)
+    K64 = K32.astype(np.float64)
+    l = 2.0 * lam / d
+    B = np.column_stack((-r / d, np.ones_like(r)))
+    out = []
+    for A, rounded in [(K32, False), (K64, True)]:
+        P = NystromPreconditioner(A, pivoted_landmarks(K64, 8))
+        P.set_diagonal(l)
+        out.append(block_pcg(A, l, P, B, 1e-10, weights=d, rounded=rounded))
+    (X, KX, its), (X64, KX64, its64) = out
+    assert its == its64 > 1
+    np.testing.assert_allclose(X, X64, rtol=1e-9, atol=1e-9 * np.abs(X64).max())
+    np.testing.assert_allclose(KX, K64 @ X, rtol=1e-9, atol=1e-9 * np.abs(KX).max())
+
+
+def test_the_preconditioner_of_a_float32_matrix_keeps_its_factors_in_float32():
+    """On a float32 ``K`` the preconditioner keeps ``C`` and ``C'`` in float32 (two
+    thirds of its memory), ``W`` and the scaled rows in float64, and applies
+    the same operator as on the widened matrix."""
+    X, y, K = _kernel(40)
+    K32 = K.astype(np.float32)
+    S = pivoted_landmarks(K, 9)
+    single, double = NystromPreconditioner(K32, S), NystromPreconditioner(K32.astype(np.float64), S)
+    assert single.Ct.dtype == single.C.dtype == np.float32 and single.W.dtype == np.float64
+    np.testing.assert_array_equal(single.W, double.W)
+    rng = np.random.default_rng(34)
+    diag = rng.uniform(0.01, 1.0, 40)
+    single.set_diagonal(diag)
+    double.set_diagonal(diag)
+    assert single._scaled.dtype == np.float64
+    R = rng.standard_normal((40, 2))
+    np.testing.assert_allclose(single(R), double(R), rtol=1e-12, atol=1e-12)
+
+
+def test_a_float32_matrix_at_the_cap_is_solved_again_unrounded(monkeypatch):
+    """Held in float32, ``K`` is its own ``products``: conjugate gradients run
+    rounded first, and a system at the cap runs again on the same matrix
+    unrounded; the change of ``f`` is always the unrounded product."""
+    from kerndwd.engine import kernel_cg
+
+    K, alpha, r, d, lam = _newton_case()
+    K32 = K.astype(np.float32)
+    P = NystromPreconditioner(K32, pivoted_landmarks(K, 8))
+    real = kernel_cg.block_pcg
+    calls = []
+
+    def capped(A, *a, **k):
+        rounded = k.get("rounded", True)
+        calls.append((A is K32, rounded))
+        out = real(A, *a, **k)
+        return (out[0] * 0.5, out[1], kernel_cg.CG_MAXITER) if rounded else out
+
+    monkeypatch.setattr(kernel_cg, "block_pcg", capped)
+    step, df, its = bordered_solve(K32, d, lam, r, alpha, P, 1e-3, products=K32)
+    assert calls == [(True, True), (True, False)]
+    calls.clear()
+    exact, exact_df, exact_its = bordered_solve(K32, d, lam, r, alpha, P, 1e-3)  # unrounded from the start
+    assert calls == [(True, False)] and its == kernel_cg.CG_MAXITER + exact_its
+    np.testing.assert_allclose(step, exact, rtol=0, atol=1e-14 * np.abs(exact).max())
+    np.testing.assert_allclose(df, exact_df, rtol=0, atol=1e-12 * np.abs(exact_df).max())
+    monkeypatch.setattr(kernel_cg, "block_pcg", real)
+    step, df, _ = bordered_solve(K32, d, lam, r, alpha, P, 1e-3, products=K32)
+    np.testing.assert_allclose(df, step[0] + K32.astype(np.float64) @ step[1:], rtol=1e-13, atol=1e-13)
+
+
+def test_the_newton_system_of_a_float32_matrix_takes_its_double_products():
+    """Decision values, gradient and penalty of a float32 ``K`` are the float64
+    products of its values, never rounded through float32; its scale and
+    diagonal are float64."""
+    from kerndwd.engine.forms import KernelForm
+    from kerndwd.engine.kernel_cg import KernelMatrixNewton
+
+    K, alpha, r, d, lam = _newton_case()
+    K32 = K.astype(np.float32)
+    K64 = K32.astype(np.float64)
+    P = NystromPreconditioner(K32, pivoted_landmarks(K, 8))
+    single = KernelMatrixNewton(KernelForm(K32), None, 4.0, P, products=K32)
+    double = KernelMatrixNewton(KernelForm(K64), None, 4.0, P)
+    x = np.concatenate(([0.3], alpha))
+    step = np.random.default_rng(35).standard_normal(x.size)
+    np.testing.assert_allclose(single.decision(x), 0.3 + K64 @ alpha, rtol=1e-13)
+    np.testing.assert_allclose(single.data_gradient(r), np.concatenate(([r.sum()], K64 @ r)), rtol=1e-13)
+    assert single.penalty(x) == pytest.approx(alpha @ K64 @ alpha, rel=1e-12)
+    np.testing.assert_allclose(single.penalty_direction(x), K64 @ alpha, rtol=1e-13)
+    np.testing.assert_allclose(single.cross_penalty(x, step), double.cross_penalty(x, step), rtol=1e-12)
+    assert single.pen.dtype == single.scale.dtype == np.float64
+    np.testing.assert_allclose(single.scale, double.scale, rtol=1e-12)
+    np.testing.assert_array_equal(single.pen, double.pen)

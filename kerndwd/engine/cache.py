@@ -17,9 +17,10 @@ import os
 import numpy as np
 from scipy import linalg
 
-from .kernel_checks import check_kernel_matrix, check_semidefinite, quiet_kernel
+from .forms import row_blocks
+from .kernel_checks import check_kernel_diagonal, check_kernel_matrix, check_semidefinite, kernel_diagonal, quiet_kernel
 
-__all__ = ["FactorCache", "MEMORY_FRACTION", "available_memory", "memory_budget"]
+__all__ = ["FactorCache", "MEMORY_FRACTION", "available_memory", "memory_budget", "single_kernel_matrix"]
 
 #: A kernel matrix kept in memory (``solver="cg"``, a cached ``solver="bcd"``,
 #: ``solver="auto"``'s choice) may take this fraction of the memory available
@@ -77,6 +78,39 @@ def keeps(asked, nbytes):
     return budget is not None and nbytes <= budget
 
 
+#: Bytes of float64 per block of rows when a float32 kernel matrix is formed
+#: (:func:`single_kernel_matrix`).
+SINGLE_BLOCK_BYTES = 1 << 24
+
+
+def single_kernel_matrix(kern, X):
+    """The kernel matrix of the rows ``X`` held in float32, formed by blocks of
+    rows in double precision and rounded block by block (the float64 matrix
+    is never held whole), with :func:`~kerndwd.engine.kernel_checks.check_kernel_matrix`'s
+    checks: the diagonal on the double values, finiteness on the rounded ones.
+
+    Parameters
+    ----------
+    kern : Kernel
+    X : ndarray, shape (n, p)
+
+    Returns
+    -------
+    ndarray, shape (n, n), float32
+        Equal to ``kern(X).astype(np.float32)``.
+    """
+    n = X.shape[0]
+    check_kernel_diagonal(kernel_diagonal(kern, X), kern)
+    out = np.empty((n, n), dtype=np.float32)
+    with np.errstate(over="ignore"):  # an entry beyond float32's range: the check below names the kernel
+        for start, stop in row_blocks(n, max(1, SINGLE_BLOCK_BYTES // (8 * max(n, 1)))):
+            out[start:stop] = quiet_kernel(kern, X[start:stop], X)
+    if not np.isfinite(out).all():  # an overflow of float32's range, too
+        raise ValueError(f"kern={kern!r} overflows on these data: the kernel matrix has entries beyond "
+                         "float32's range; use smaller kernel parameters (degree, scale) or rescale X")
+    return out
+
+
 class FactorCache:
     """Memoised work on the rows of one problem.
 
@@ -131,22 +165,45 @@ class FactorCache:
             self._memo[key] = compute()
         return self._memo[key]
 
-    def kernel_matrix(self):
+    def kernel_matrix(self, single=False):
         """The kernel matrix of these rows (sliced from the parent's, when there is one).
+
+        Parameters
+        ----------
+        single : bool, default False
+            The matrix in float32: rounded from the float64 one where that is
+            already held, else formed without it (:func:`single_kernel_matrix`).
 
         Returns
         -------
         ndarray, shape (n, n)
         """
-        if self._parent is None:
-            return self.memo("kernel_matrix", lambda: check_kernel_matrix(quiet_kernel(self.kern, self.X), self.kern))
-        rows = self._rows
-        return self.memo("kernel_matrix", lambda: self._parent.kernel_matrix()[np.ix_(rows, rows)])
+        key = "kernel_matrix_float32" if single else "kernel_matrix"
+        if single and "kernel_matrix" in self._memo:
+            return self.memo(key, lambda: self._memo["kernel_matrix"].astype(np.float32))
+        if self._parent is not None:
+            rows = self._rows
+            return self.memo(key, lambda: self._parent.kernel_matrix(single)[np.ix_(rows, rows)])
+        if not single:
+            return self.memo(key, lambda: check_kernel_matrix(quiet_kernel(self.kern, self.X), self.kern))
+        return self.memo(key, lambda: single_kernel_matrix(self.kern, self.X))
+
+    @property
+    def is_fold(self):
+        """Whether these rows are a subset of a parent's (a fold's training part)."""
+        return self._parent is not None
+
+    def single_only(self):
+        """Whether the kernel matrix of all rows (the parent's, for a fold) is held
+        in float32 alone, so that a fold's slices are float32 too."""
+        root = self._parent if self._parent is not None else self
+        return "kernel_matrix_float32" in root._memo and "kernel_matrix" not in root._memo
 
     def cross_kernel(self, test):
         """A callable returning ``K(X_parent[test], X[rows])`` from the parent's matrix
-        (sliced once), or None when no kernel matrix has been formed for these
-        rows (their fit needs none).  A fold holds one ``test`` set.
+        (sliced once; the float64 one where it is held, else the float32
+        one), or None when no kernel matrix has been formed for these rows
+        (their fit needs none).  A fold holds one ``test`` set.
 
         Parameters
         ----------
@@ -158,9 +215,13 @@ class FactorCache:
         callable or None
         """
         parent = self._parent
-        if parent is None or "kernel_matrix" not in self._memo:
+        if parent is None:
             return None
-        return lambda: self.memo("cross_kernel", lambda: parent.kernel_matrix()[np.ix_(test, self._rows)])
+        for single, key in ((False, "kernel_matrix"), (True, "kernel_matrix_float32")):
+            if key in self._memo:
+                return lambda: self.memo("cross_kernel",
+                                         lambda: parent.kernel_matrix(single)[np.ix_(test, self._rows)])
+        return None
 
     def kernel_eigh(self):
         """``linalg.eigh`` of :meth:`kernel_matrix`, checked to be semi-definite.

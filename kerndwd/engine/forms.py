@@ -19,7 +19,7 @@ import numpy as np
 from scipy import linalg
 
 __all__ = ["Form", "LinearForm", "DenseLinearForm", "SparseLinearForm", "FeatureMatrixForm", "KernelForm",
-           "weighted_col_sq_sums", "row_blocks", "BLOCK_ELEMENTS"]
+           "weighted_col_sq_sums", "row_blocks", "double_product", "BLOCK_ELEMENTS"]
 
 #: Numbers of one block when features or Gram matrices are formed by rows
 #: (about 16 MB of float64).
@@ -27,11 +27,51 @@ BLOCK_ELEMENTS = 1 << 21
 #: Rows per block of a product with a float32 feature matrix: the float64
 #: copy of a block (``m`` columns) stays in a core's cache.
 _PRODUCT_BLOCK_BYTES = 1 << 19
+#: Bytes of the float64 copy of one block of rows in :func:`double_product`
+#: (a few rows of a kernel matrix; within a core's cache).
+_WIDEN_BLOCK_BYTES = 1 << 21
 
 
 def row_blocks(n, rows):
     """``(start, stop)`` of consecutive blocks of ``rows`` rows covering ``range(n)``."""
     return [(start, min(start + rows, n)) for start in range(0, n, rows)]
+
+
+def double_product(B, theta, out=None):
+    """``B @ theta`` in double precision, for a float64 or a float32 ``B``.
+
+    A float32 ``B`` is never widened whole (numpy's mixed product would copy
+    it to float64): each block of rows is widened in a core's cache and
+    multiplied there, so the product reads ``B``'s four bytes a number once
+    and its result is the float64 product of ``B``'s values (no rounding of
+    ``theta``).
+
+    Parameters
+    ----------
+    B : ndarray, shape (n, k), float64 or float32
+    theta : ndarray, shape (k,) or (k, c), float64
+    out : ndarray, optional
+        Where to write the result, of the result's shape.
+
+    Returns
+    -------
+    ndarray, shape (n,) or (n, c)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    >>> double_product(B, np.array([0.1, 0.1])).tolist()
+    [0.30000000000000004, 0.7000000000000001]
+    """
+    if out is None:
+        out = np.empty((B.shape[0],) + np.shape(theta)[1:])
+    if B.dtype == np.float64:
+        return np.matmul(B, theta, out=out)
+    rows = max(1, _WIDEN_BLOCK_BYTES // (8 * max(B.shape[1], 1)))
+    for start, stop in row_blocks(B.shape[0], rows):
+        np.matmul(B[start:stop].astype(np.float64), theta, out=out[start:stop])
+    return out
 
 
 class Form(ABC):
@@ -350,7 +390,12 @@ class FeatureMatrixForm(LinearForm):
 
 
 class KernelForm(Form):
-    """``f = b0 + K alpha``, ``||f||^2 = alpha' K alpha``."""
+    """``f = b0 + K alpha``, ``||f||^2 = alpha' K alpha``.
+
+    ``K`` may be held in float32 (``solver="cg"`` where the float64 matrix
+    does not fit): its products are then the double-precision products of
+    its values (:func:`double_product`).
+    """
 
     def __init__(self, K):
         self.K = K
@@ -358,23 +403,23 @@ class KernelForm(Form):
         self._eigh = None
 
     def apply(self, theta):
-        return self.K @ theta
+        return double_product(self.K, theta)
 
     def apply_t(self, z):
-        return self.K @ z  # K is symmetric
+        return double_product(self.K, z)  # K is symmetric
 
     # ``applied`` = K theta when the caller has it already (it is f - b0)
     def penalty(self, theta, applied=None):
-        return float(theta @ (self.K @ theta if applied is None else applied))
+        return float(theta @ (self.apply(theta) if applied is None else applied))
 
     def penalty_grad(self, theta, applied=None):
-        return 2.0 * (self.K @ theta if applied is None else applied)
+        return 2.0 * (self.apply(theta) if applied is None else applied)
 
     def dual_norm_sq(self, u, theta, lam):
         """The gradient in ``alpha`` is ``K v``, ``v = u + 2 lam alpha``; in the
         penalty's norm ``alpha' K alpha`` its squared dual norm is ``v' K v``."""
         v = u + 2.0 * lam * theta
-        return (v * (self.K @ v)).sum(axis=0)
+        return (v * self.apply(v)).sum(axis=0)
 
     def eigh(self):
         """``(e, U)`` with ``K = U diag(e) U'`` (``scipy.linalg.eigh``), computed on

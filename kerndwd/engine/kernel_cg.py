@@ -65,7 +65,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .forms import row_blocks
+from .forms import double_product, row_blocks
 from .newton_systems import NewtonSystem
 
 __all__ = ["NystromPreconditioner", "block_pcg", "pivoted_landmarks", "KernelMatrixNewton", "default_rank",
@@ -200,11 +200,12 @@ class NystromPreconditioner:
     """
 
     def __init__(self, K, landmarks):
-        # K[:, landmarks], read as rows of the symmetric K, kept in both layouts: each
-        # product below then reads its factor by blocks of contiguous rows (times)
+        # K[:, landmarks], read as rows of the symmetric K, kept in both layouts (in K's
+        # precision): each product below then reads its factor by blocks of contiguous
+        # rows (times), widened to double precision block by block where K is float32
         self.Ct = np.array(K[landmarks])
         self.C = np.ascontiguousarray(self.Ct.T)
-        self.W = np.array(K[np.ix_(landmarks, landmarks)])
+        self.W = np.array(K[np.ix_(landmarks, landmarks)], dtype=float)
         self._inv = self._factor = self._l = None
         self._scaled = None  # C' scaled by columns, kept: a fresh n x m array per Newton step costs page faults
 
@@ -220,7 +221,7 @@ class NystromPreconditioner:
         inv = 1.0 / l
         # C' diag(inv) C by one symmetric rank-k update of the scaled rows
         if self._scaled is None:
-            self._scaled = np.empty_like(self.Ct)
+            self._scaled = np.empty(self.Ct.shape)
         scaled = np.multiply(self.Ct, np.sqrt(inv)[None, :], out=self._scaled)
         upper = linalg.blas.dsyrk(1.0, scaled.T, trans=1, lower=0)  # scaled scaled', upper triangle
         Mm = np.triu(upper)
@@ -244,13 +245,13 @@ class NystromPreconditioner:
         if self.rank == 0:
             return t
         cols = t if t.ndim == 2 else t[:, None]
-        v = linalg.lapack.dpotrs(self._factor, times(self.Ct, cols, np.empty((self.rank, cols.shape[1]))),
-                                 lower=False)[0]
-        back = times(self.C, v, np.empty(cols.shape))
+        v = linalg.lapack.dpotrs(self._factor, times(self.Ct, cols, np.empty((self.rank, cols.shape[1])),
+                                                     rounded=False), lower=False)[0]
+        back = times(self.C, v, np.empty(cols.shape), rounded=False)
         return t - inv * (back if t.ndim == 2 else back[:, 0])
 
 
-def times(K, P, out):
+def times(K, P, out, rounded=True):
     """``out[:] = K @ P`` for a few columns ``P`` (float64), reading ``K`` once.
 
     A product with a few columns is bound by the memory traffic of ``K``:
@@ -260,13 +261,16 @@ def times(K, P, out):
     multiplied by all the columns while it is in cache (at n = 16 000, two
     columns: 0.078 s against 0.139 s for two float32 matrix-vector
     products, one thread).  A float32 ``K`` is multiplied by the columns
-    rounded to float32.
+    rounded to float32, or, not ``rounded``, widened to float64 block by
+    block (:func:`~kerndwd.engine.forms.double_product`).
 
     Parameters
     ----------
     K : ndarray, shape (n, n), float64 or float32
     P : ndarray, shape (n, c)
     out : ndarray, shape (n, c), float64
+    rounded : bool, default True
+        For a float32 ``K``: the product in single precision.
 
     Returns
     -------
@@ -280,6 +284,8 @@ def times(K, P, out):
     >>> times(K, np.ones((3, 2)), np.empty((3, 2))).tolist()
     [[3.0, 3.0], [12.0, 12.0], [21.0, 21.0]]
     """
+    if not rounded and K.dtype != out.dtype:
+        return double_product(K, P, out=out)
     rows = max(1, PRODUCT_BLOCK_BYTES // (K.itemsize * max(K.shape[1], 1)))
     columns = P.astype(K.dtype, copy=False)
     into = out if K.dtype == out.dtype else np.empty(out.shape, dtype=K.dtype)
@@ -290,7 +296,7 @@ def times(K, P, out):
     return out
 
 
-def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
+def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER, rounded=True):
     """Conjugate gradients for ``(K + diag(l)) X = B``, column by column but
     with one product ``K P`` per iteration for all columns.
 
@@ -304,7 +310,8 @@ def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
     there as they do in the Newton equations.
 
     ``K`` may be a float32 copy of the matrix (module docstring): each
-    direction is then rounded to float32 for its product (:func:`times`).
+    direction is then rounded to float32 for its product, or, not
+    ``rounded``, the product is taken in double precision (:func:`times`).
 
     Returns
     -------
@@ -329,7 +336,7 @@ def block_pcg(K, l, precond, B, rtol, weights=None, maxiter=CG_MAXITER):
     lc = l[:, None]
     KP = np.empty_like(B)
     for its in range(1, maxiter + 1):
-        times(K, P, KP)
+        times(K, P, KP, rounded=rounded)
         AP = KP + lc * P
         pAp = np.einsum("ij,ij->j", P, AP)
         ok = active & (pAp > 0.0)
@@ -354,10 +361,11 @@ def bordered_solve(K, dd, lam, r, alpha, precond, rtol, products=None):
     positive curvatures ``dd``, with the change of ``f`` it makes and the
     conjugate-gradient iterations.
 
-    ``products``, when given, is a float32 copy of ``K`` that conjugate
-    gradients run on; the change of ``f`` is then one product with ``K``.
-    Where they reach :data:`CG_MAXITER` on the copy, the system is solved
-    again on ``K``.
+    ``products``, when given, is a float32 matrix whose single-precision
+    products conjugate gradients run on: a copy of ``K``, or ``K`` itself
+    when it is held in float32.  The change of ``f`` is then one product
+    with ``K`` in double precision.  Where they reach :data:`CG_MAXITER` on
+    it, the system is solved again with ``K``'s double-precision products.
 
     Returns
     -------
@@ -370,18 +378,21 @@ def bordered_solve(K, dd, lam, r, alpha, precond, rtol, products=None):
     l = (2.0 * lam) / dd
     precond.set_diagonal(l)
     B = np.column_stack((-r / dd, np.ones_like(r)))
-    U, KU, its = block_pcg(K if products is None else products, l, precond, B, rtol, weights=dd)
-    if products is not None and its >= CG_MAXITER:
-        # not solved on the copy within the cap (its rounding at the level of L): on K itself
-        U, KU, more = block_pcg(K, l, precond, B, rtol, weights=dd)
-        its, products = its + more, None
+    if products is None:
+        U, KU, its = block_pcg(K, l, precond, B, rtol, weights=dd, rounded=False)
+    else:
+        U, KU, its = block_pcg(products, l, precond, B, rtol, weights=dd)
+        if its >= CG_MAXITER:
+            # not solved in single precision within the cap (its rounding at the level of L)
+            U, KU, more = block_pcg(K, l, precond, B, rtol, weights=dd, rounded=False)
+            its, products = its + more, None
     u, v = U[:, 0], U[:, 1]
     s0 = (u.sum() + alpha.sum()) / v.sum()
     step = np.empty(r.size + 1)
     step[0] = s0
     step[1:] = u - s0 * v
     if products is not None:
-        return step, s0 + K @ step[1:], its
+        return step, s0 + double_product(K, step[1:]), its
     return step, s0 + (KU[:, 0] - s0 * KU[:, 1]), its
 
 
@@ -404,8 +415,9 @@ class KernelMatrixNewton(NewtonSystem):
         The bound of Lemma 2.
     precond : NystromPreconditioner
     products : ndarray of float32 or None
-        A float32 copy of ``K`` for the conjugate-gradient products of
-        directions solved to :data:`SINGLE_RTOL` or looser (module docstring).
+        A float32 copy of ``K`` (or ``K`` itself, held in float32) for the
+        single-precision conjugate-gradient products of directions solved to
+        :data:`SINGLE_RTOL` or looser (module docstring).
     """
 
     def __init__(self, form, weights, M, precond, products=None):
@@ -423,20 +435,20 @@ class KernelMatrixNewton(NewtonSystem):
         self.cg_iterations = 0
 
     def decision(self, x):
-        return x[0] + self.K @ x[1:]
+        return x[0] + self.form.apply(x[1:])
 
     def data_gradient(self, z):
-        return np.concatenate(([z.sum()], self.K @ z))
+        return np.concatenate(([z.sum()], self.form.apply(z)))
 
     def penalty(self, x, f=None):
-        applied = self.K @ x[1:] if f is None else f - x[0]
+        applied = self.form.apply(x[1:]) if f is None else f - x[0]
         return float(x[1:] @ applied)
 
     def penalty_direction(self, x, f=None):
-        return self.K @ x[1:] if f is None else f - x[0]
+        return self.form.apply(x[1:]) if f is None else f - x[0]
 
     def cross_penalty(self, x, step, f=None, df=None):
-        k_step = self.K @ step[1:] if df is None else df - step[0]
+        k_step = self.form.apply(step[1:]) if df is None else df - step[0]
         return float(x[1:] @ k_step), float(step[1:] @ k_step)
 
     def direction(self, x, g, d, lam, mu, rtol, z=None):

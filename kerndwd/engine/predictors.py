@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .forms import double_product
 from .kernel_checks import quiet_kernel
 
 __all__ = ["Predictor", "COEF_SPACES", "LinearPredictor", "KernelPredictor", "FeaturePredictor", "PREDICT_BLOCK",
@@ -122,7 +123,7 @@ class KernelPredictor:
 
     def decision(self, newx, alpha, cross=None):
         if cross is not None:
-            return alpha[0] + cross() @ alpha[1:]
+            return alpha[0] + double_product(cross(), alpha[1:])  # a float32 slice is widened by blocks
         rows = max(1, min(PREDICT_BLOCK, PREDICT_ENTRIES // self.x.shape[0]))
         return _finite(f"kern={self.kern!r} between newx and the training rows",
                        lambda: blocked_expansion(lambda block: quiet_kernel(self.kern, block, self.x), newx,

@@ -11,7 +11,9 @@ The three exact-kernel solvers reach the same optimum at different costs
   against 0.17 s at ``n = 1000``, 23 s against 3.1 s at ``n = 5000``);
 * ``"cg"`` (Newton with Nystrom-preconditioned conjugate gradients on ``K``
   in memory): no decomposition, a few tens of products with ``K`` per
-  lambda; beyond that size while ``K`` fits in the memory budget;
+  lambda; beyond that size while ``K`` fits in the memory budget, held in
+  float32 where only that fits (``precision="single"``: the fit of the
+  kernel rounded to float32, :mod:`kerndwd.engine.designs.cg`);
 * ``"bcd"`` (block coordinate descent, ``O(n b)`` memory): where ``K`` does
   not fit.
 
@@ -34,8 +36,8 @@ from __future__ import annotations
 from ..._scalars import check_real
 from ..cache import MEMORY_FRACTION, gib, memory_budget
 from ..capabilities import DesignCapabilities
-from ..kernel_cg import default_rank
 from .base import ChooserDesign, make_design, register_design
+from .cg import matrix_bytes
 
 __all__ = ["AutoDesign", "EIGEN_MAX_ROWS"]
 
@@ -67,9 +69,12 @@ class AutoDesign(ChooserDesign):
     'exact'
     >>> auto.for_rows(16000, 16, kerndwd.rbfdot(1.0), "dense", False).name
     'cg'
+    >>> chosen = auto.for_rows(28000, 16, kerndwd.rbfdot(1.0), "dense", False)
+    >>> chosen.name, chosen.precision
+    ('cg', 'single')
     >>> chosen = auto.for_rows(50000, 16, kerndwd.rbfdot(1.0), "dense", False)
     >>> chosen.name, chosen.chosen
-    ('bcd', "solver='auto': the 50000 x 50000 kernel matrix (19 GiB) exceeds the memory budget (3.7 GiB): block coordinate descent, O(n b) memory (approx='nystroem' is much faster at this size)")
+    ('bcd', "solver='auto': the 50000 x 50000 kernel matrix (9.3 GiB in float32) exceeds the memory budget (3.7 GiB): block coordinate descent, O(n b) memory (approx='nystroem' is much faster at this size)")
     """
 
     name = "auto"
@@ -90,8 +95,8 @@ class AutoDesign(ChooserDesign):
         return make_design(picked, {}).capabilities(kern, storage)
 
     def for_rows(self, n, p, kern, storage, weighted):
-        def pick(name, why):
-            design = make_design(name, {}, random_state=self.random_state)
+        def pick(name, why, **options):
+            design = make_design(name, options, random_state=self.random_state)
             design.chosen = f"solver='auto': {why}"
             return design
 
@@ -102,12 +107,17 @@ class AutoDesign(ChooserDesign):
             return pick("exact", "the linear kernel or sparse rows: R's choice of form")
         if n <= EIGEN_MAX_ROWS:
             return pick("exact", f"n = {n} rows: the eigendecomposition of the kernel matrix")
-        need = 8.0 * n * n + 24.0 * n * default_rank(n)  # K, and the preconditioner's three n x m arrays
+        need = matrix_bytes(n, False)  # K, and the preconditioner's n x m arrays
         budget = memory_budget(self.memory, need)
         if need <= budget:
             return pick("cg", f"n = {n} rows, the kernel matrix takes {gib(need)} of a {gib(budget)} budget: "
-                              "Newton with preconditioned conjugate gradients on it")
-        return pick("bcd", f"the {n} x {n} kernel matrix ({gib(8.0 * n * n)}) exceeds the memory budget "
+                              "Newton with preconditioned conjugate gradients on it", precision="double")
+        need = matrix_bytes(n, True)
+        if need <= budget:
+            return pick("cg", f"n = {n} rows, the kernel matrix held in float32 takes {gib(need)} of a "
+                              f"{gib(budget)} budget (in float64 it would not fit): Newton with preconditioned "
+                              "conjugate gradients on it", precision="single")
+        return pick("bcd", f"the {n} x {n} kernel matrix ({gib(4.0 * n * n)} in float32) exceeds the memory budget "
                            f"({gib(budget)}): block coordinate descent, O(n b) memory (approx='nystroem' is "
                            "much faster at this size)")
 

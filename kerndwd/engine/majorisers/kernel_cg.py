@@ -31,16 +31,19 @@ class KernelMatrixCG(Majoriser):
 
     Parameters
     ----------
-    K : ndarray, shape (n, n)
-        The checked kernel matrix (read, never written).
+    K : ndarray, shape (n, n), float64 or float32
+        The checked kernel matrix (read, never written); held in float32,
+        every product with it is taken in double precision, and it is also
+        ``products``.
     loss : DWDLoss
     predictor : KernelPredictor
     landmarks : ndarray of int
         The rows of the Nystrom preconditioner.
     products : ndarray of float32 or None
-        A float32 copy of ``K`` for the Newton directions' conjugate gradients
+        A float32 copy of ``K`` (or ``K`` itself, held in float32) for the
+        Newton directions' single-precision conjugate gradients
         (:class:`kerndwd.engine.kernel_cg.KernelMatrixNewton`); the MM step,
-        solved to :data:`MM_RTOL`, reads ``K`` itself.
+        solved to :data:`MM_RTOL`, takes ``K``'s double-precision products.
     """
 
     solver = "kdwd-cg"
@@ -66,7 +69,7 @@ class KernelMatrixCG(Majoriser):
         def step_fn(z, coord):
             r = (z + 2.0 * n * lam * coord[1:]) / n
             zsum = z.sum() / n
-            Kr = K @ r
+            Kr = self.form.apply(r)
             step, df, _ = bordered_solve(K, dd, lam, r, coord[1:], self.precond, MM_RTOL)
             return step, df, zsum * zsum + Kr @ Kr
 
