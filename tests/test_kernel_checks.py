@@ -216,3 +216,18 @@ def test_check_kernel_rows_checks_every_rows_diagonal():
     with pytest.raises(ValueError, match=r"kern=fake\(\) cannot be formed accurately.*off by 1e-06"):
         check_kernel_rows(_Fake(), X)
     check_kernel_rows(_Fake(), X[:200])
+
+
+def test_a_float32_matrix_is_checked_for_definiteness_in_double_precision(monkeypatch):
+    """The sampled block of a float32 kernel matrix is widened before its
+    eigenvalues are taken, and the verdicts are those of the double matrix."""
+    seen = []
+    real = kc.linalg.eigvalsh
+    monkeypatch.setattr(kc.linalg, "eigvalsh", lambda A: seen.append(A.dtype) or real(A))
+    n = 50
+    bad = _indefinite_at(n, (3, 7))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_definite(bad.astype(np.float32), kerndwd.splinedot())
+    X = np.random.default_rng(2).uniform(0.0, 1.0, size=(n, 2))
+    check_sampled_definite(kerndwd.splinedot()(X).astype(np.float32), kerndwd.splinedot())
+    assert seen == [np.float64, np.float64]

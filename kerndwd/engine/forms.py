@@ -61,8 +61,8 @@ def double_product(B, theta, out=None):
     --------
     >>> import numpy as np
     >>> B = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
-    >>> double_product(B, np.array([0.1, 0.1])).tolist()
-    [0.30000000000000004, 0.7000000000000001]
+    >>> double_product(B, np.array([1.0, 0.5])).tolist()
+    [2.0, 5.0]
     """
     if out is None:
         out = np.empty((B.shape[0],) + np.shape(theta)[1:])

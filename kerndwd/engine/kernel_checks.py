@@ -120,7 +120,8 @@ def check_definite(K, kern):
     if kern.always_psd:
         return
     rows = _sample(K.shape[0])
-    check_semidefinite((linalg.eigvalsh(K[np.ix_(rows, rows)]), None), kern)
+    # in double precision, whatever K's (a float32 matrix's eigenvalues would carry 1e-7 of rounding)
+    check_semidefinite((linalg.eigvalsh(np.asarray(K[np.ix_(rows, rows)], dtype=float)), None), kern)
 
 
 def check_kernel_rows(kern, X):

@@ -56,8 +56,8 @@ PRECISIONS = ("double", "single")
 
 def matrix_bytes(n, single):
     """Bytes the design holds for ``n`` rows: the kernel matrix (float64, or
-    float32 where ``single``) and the preconditioner's ``n x m`` arrays
-    (three in float64; one, and two in float32, where ``single``)."""
+    float32 where ``single``) and the preconditioner's three ``n x m`` arrays
+    (in float64; where ``single``, two of them in float32)."""
     m = default_rank(n)
     return (4.0 * n * n + 16.0 * n * m) if single else (8.0 * n * n + 24.0 * n * m)
 
