@@ -85,12 +85,3 @@ def test_many_blocks_agree_with_the_exact_solver_within_the_bound_from_eps(fits)
         assert np.linalg.norm(f_bcd[:, j] - f_exact[:, j]) <= bound, (lam, bound)
     # the exact fit is the optimum: bcd's objective is not below it beyond rounding
     assert (bcd.objective >= exact.objective * (1 - 1e-12)).all()
-
-
-def test_the_thread_pools_are_made_once_per_thread_count():
-    from kerndwd.engine.majorisers import blocks
-
-    fresh = 1 + max(blocks._POOLS, default=16)
-    pool = blocks._pool(fresh)
-    assert blocks._pool(fresh) is pool and pool._max_workers == fresh
-    assert blocks._pool(fresh + 1) is not pool

@@ -4,15 +4,13 @@ Gram matrix, a block's columns with their product, and the products,
 penalty and dual norm of the form, over several tiles and threads.
 """
 
-import os
 
 import numpy as np
 import pytest
 
 import kerndwd
 from kerndwd.engine.majorisers import blocks as blocks_module
-from kerndwd.engine.majorisers.blocks import (BlockKernelForm, MatrixBlockForm, bordered_gram, partition_rows,
-                                              usable_cores)
+from kerndwd.engine.majorisers.blocks import BlockKernelForm, MatrixBlockForm, bordered_gram, partition_rows
 
 RBF = kerndwd.rbfdot(0.6)
 
@@ -38,20 +36,6 @@ def test_bordered_gram():
     Z = np.column_stack([np.ones(9), C])
     np.testing.assert_allclose(bordered_gram(C), Z.T @ Z, rtol=1e-13)
     np.testing.assert_allclose(bordered_gram(C, w), Z.T @ (w[:, None] * Z), rtol=1e-13)
-
-
-def test_usable_cores_is_the_affinity():
-    assert usable_cores() == len(os.sched_getaffinity(0)) >= 1
-
-
-def test_usable_cores_on_one_core_and_where_the_affinity_is_not_known(monkeypatch):
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert usable_cores() == 1
-    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not Linux: the CPU count
-    monkeypatch.setattr(os, "cpu_count", lambda: 3)
-    assert usable_cores() == 3
-    monkeypatch.setattr(os, "cpu_count", lambda: None)  # not known either
-    assert usable_cores() == 1
 
 
 @pytest.mark.parametrize("n, threads, tile", [(50, 1, 1 << 16), (50, 4, 40), (3100, 3, 5000), (2100, 2, 5000),

@@ -46,9 +46,10 @@ def test_a_forked_child_computes_with_the_threaded_scheduler():
 
 
 def test_a_forked_child_forms_kernel_blocks_on_threads():
-    """The kernel blocks' shared thread pools (``engine/majorisers/blocks.py``)
-    are made again in a child forked after a threaded fit, which
-    multiprocessing does on Linux."""
+    """The engine's shared thread pools (``engine/threads.py``: the kernel
+    blocks', the float32 features') are made again in a child forked after a
+    threaded fit, which multiprocessing does on Linux."""
+    from kerndwd.engine.forms import FeatureMatrixForm
     from kerndwd.engine.majorisers.feature_blocks import LandmarkBlockForm
     import kerndwd
 
@@ -58,12 +59,16 @@ def test_a_forked_child_forms_kernel_blocks_on_threads():
     form = LandmarkBlockForm(kern, X, np.arange(0, 60, 3), 8, tile_rows=100, threads=2)
     expected = kern(X, X[0:60:3]) @ np.ones(20)
     np.testing.assert_allclose(form.apply(np.ones(20)), expected, rtol=1e-12)  # the parent's pool, started
+    Phi = kern(X, X[0:60:3]).astype(np.float32)
+    features = FeatureMatrixForm(Phi, n_threads=2, block_rows=100)
+    np.testing.assert_allclose(features.apply(np.ones(20)), expected, rtol=1e-6)
     pid = os.fork()
     if pid == 0:
         ok = False
         try:
             again = LandmarkBlockForm(kern, X, np.arange(0, 60, 3), 8, tile_rows=100, threads=2)
             ok = bool(np.allclose(again.apply(np.ones(20)), expected, rtol=1e-12))
+            ok = ok and bool(np.allclose(features.apply(np.ones(20)), expected, rtol=1e-6))
         finally:
             os._exit(0 if ok else 1)
     assert _wait(pid, 30) == 0  # None: it waited for the parent's pool

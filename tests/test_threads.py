@@ -1,6 +1,8 @@
 """BLAS threads: the engine's choice by the size of a fit's BLAS-3 work, the
-user's override (kerndwd.threads), and that neither changes a number."""
+user's override (kerndwd.threads), and that neither changes a number; the
+engine's own threads: the usable cores, the shared pools, the ranges of rows."""
 
+import os
 import time
 
 import numpy as np
@@ -308,3 +310,60 @@ def test_a_pass_at_the_threshold_counts_as_large(fake_blas, monkeypatch):
     with engine_threads.blas_threads((engine_threads.PARALLEL_FLOPS, 0.0)):
         assert fake_blas.num_threads == 2
     assert fake_blas.changes == []
+
+
+# --------------------------------------------------------------------------
+# the shared thread pools and the ranges of rows they work on
+# --------------------------------------------------------------------------
+def test_usable_cores_is_the_affinity():
+    assert engine_threads.usable_cores() == len(os.sched_getaffinity(0)) >= 1
+
+
+def test_usable_cores_on_one_core_and_where_the_affinity_is_not_known(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert engine_threads.usable_cores() == 1
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not Linux: the CPU count
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert engine_threads.usable_cores() == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # not known either
+    assert engine_threads.usable_cores() == 1
+
+
+@pytest.mark.parametrize("n, threads, expected", [
+    (50, 4, [(0, 50)]), (1023, 2, [(0, 1023)]), (2048, 2, [(0, 1024), (1024, 2048)]),
+    (2047, 2, [(0, 2047)]), (3100, 3, [(0, 1033), (1033, 2066), (2066, 3100)]), (10 ** 5, 1, [(0, 10 ** 5)]),
+    (5000, 8, [(0, 1250), (1250, 2500), (2500, 3750), (3750, 5000)]), (0, 2, [(0, 0)])])
+def test_row_ranges_give_each_thread_enough_rows(n, threads, expected):
+    """One range per thread, of at least ``RANGE_MIN_ROWS`` rows each, covering
+    the rows in order; None: the usable cores."""
+    assert engine_threads.RANGE_MIN_ROWS == 1024
+    assert engine_threads.row_ranges(n, threads) == expected
+
+
+def test_row_ranges_default_to_the_usable_cores(monkeypatch):
+    monkeypatch.setattr(engine_threads, "usable_cores", lambda: 3)
+    assert len(engine_threads.row_ranges(10 ** 4)) == 3
+
+
+def test_over_ranges_runs_on_a_named_shared_pool_in_order():
+    """One range runs in the caller's thread; several on the pool named, whose
+    threads carry the name, one pool per name and size; the results come in
+    the order of the ranges."""
+    import threading
+
+    where = []
+
+    def work(lo, hi):
+        where.append(threading.current_thread().name)
+        time.sleep(0.01 * (hi - lo == 1))  # the first range finishes last
+        return hi - lo
+
+    assert engine_threads.over_ranges([(0, 5)], work, "kerndwd-test") == [5]
+    assert where == [threading.current_thread().name]
+    where.clear()
+    assert engine_threads.over_ranges([(0, 1), (1, 4), (4, 6)], work, "kerndwd-test") == [1, 3, 2]
+    assert len(where) == 3 and all(name.startswith("kerndwd-test") for name in where)
+    pool = engine_threads.shared_pool(3, "kerndwd-test")
+    assert pool is engine_threads.shared_pool(3, "kerndwd-test") and pool._max_workers == 3
+    assert engine_threads.shared_pool(2, "kerndwd-test") is not pool
+    assert engine_threads.shared_pool(3, "kerndwd-other") is not pool

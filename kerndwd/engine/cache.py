@@ -195,7 +195,12 @@ class FactorCache:
 
     def single_only(self):
         """Whether the kernel matrix of all rows (the parent's, for a fold) is held
-        in float32 alone, so that a fold's slices are float32 too."""
+        in float32 alone, so that a fold's slices are float32 too.
+
+        Returns
+        -------
+        bool
+        """
         root = self._parent if self._parent is not None else self
         return "kernel_matrix_float32" in root._memo and "kernel_matrix" not in root._memo
 

@@ -11,12 +11,12 @@ own form with the same methods, and every linear majoriser runs on it.
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy import linalg
+
+from .threads import shared_pool, usable_cores
 
 __all__ = ["Form", "LinearForm", "DenseLinearForm", "SparseLinearForm", "FeatureMatrixForm", "KernelForm",
            "weighted_col_sq_sums", "row_blocks", "double_product", "BLOCK_ELEMENTS"]
@@ -285,7 +285,8 @@ class FeatureMatrixForm(LinearForm):
     Phi : ndarray, shape (n, m), float64 or float32
         The features of the training rows (not copied; never modified).
     n_threads : int, optional
-        Threads for the float32 products (default: the number of CPUs).
+        Threads for the float32 products (default: the cores this process may
+        run on, :func:`~kerndwd.engine.threads.usable_cores`, at most one a block).
     block_rows : int, optional
         Rows per block of the float32 products (default: a float64 block of
         about 512 KB, which stays in a core's cache).
@@ -308,13 +309,7 @@ class FeatureMatrixForm(LinearForm):
         self.upcast = Phi.dtype != np.float64
         rows = block_rows or max(16, _PRODUCT_BLOCK_BYTES // (8 * max(self.p, 1)))
         self._blocks = row_blocks(self.n, rows)
-        self.n_threads = max(1, min(os.cpu_count() or 1, len(self._blocks))) if n_threads is None else int(n_threads)
-        self._pool = None
-
-    def __getstate__(self):  # a thread pool does not pickle; a copy makes its own
-        state = self.__dict__.copy()
-        state["_pool"] = None
-        return state
+        self.n_threads = max(1, min(usable_cores(), len(self._blocks))) if n_threads is None else int(n_threads)
 
     def _map_blocks(self, work):
         """``work(start, stop, buffer)`` over every block, the blocks split into
@@ -342,9 +337,7 @@ class FeatureMatrixForm(LinearForm):
 
         if self.n_threads == 1:
             return [run(runs[0])]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.n_threads)
-        return list(self._pool.map(run, runs))
+        return list(shared_pool(self.n_threads, "kerndwd-features").map(run, runs))
 
     def apply(self, theta):
         if not self.upcast:

@@ -23,6 +23,13 @@ can take seconds with the default.  So the engine chooses:
 run inside it (``with kerndwd.threads(2): ...``; ``threads(None)`` restores the
 engine's choice).  ``benchmarks/threads.py`` measures the choice against
 every fixed thread count, with and without a competing load.
+
+The engine's own threads (forming blocks of kernel columns or features, and
+multiplying float32 features, where numpy and BLAS release the GIL) come
+from one place: :func:`usable_cores` counts the cores, :func:`row_ranges`
+cuts the rows into one range per thread, and :func:`over_ranges` runs them
+on a pool shared across the process (:func:`shared_pool`, made again in a
+forked child).
 """
 
 from __future__ import annotations
@@ -32,9 +39,12 @@ import contextvars
 import numbers
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-__all__ = ["threads", "blas_threads", "PARALLEL_FLOPS", "PARALLEL_PASS_FLOPS"]
+__all__ = ["threads", "blas_threads", "PARALLEL_FLOPS", "PARALLEL_PASS_FLOPS", "usable_cores", "shared_pool",
+           "row_ranges", "over_ranges", "RANGE_MIN_ROWS"]
 
 #: Operations of the largest one-off BLAS-3 call from which a fit may use more
 #: than one BLAS thread: an eigendecomposition of an n x n matrix is about
@@ -68,6 +78,56 @@ def _blas_controllers() -> list:
         else:
             _BLAS = [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
     return _BLAS
+
+
+def usable_cores() -> int:
+    """The number of CPU cores this process may run on (its affinity on Linux,
+    else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: Rows a thread gets at least in :func:`row_ranges`: below it the work of a
+#: range costs less than handing it to a thread.
+RANGE_MIN_ROWS = 1024
+
+_POOLS: dict[tuple[str, int], ThreadPoolExecutor] = {}
+# A process forked after a threaded fit (multiprocessing's default on Linux)
+# inherits the pools without their threads, and would wait on them for ever:
+# the child starts its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOLS.clear)
+
+
+def shared_pool(workers: int, name: str) -> ThreadPoolExecutor:
+    """The process's pool of ``workers`` threads named ``name`` (numpy and BLAS
+    release the GIL in the work these threads do), started on first use and
+    made again in a forked child.  Each caller names its own pool, so that
+    work submitted from one pool's threads never waits on that same pool."""
+    key = (name, workers)
+    if key not in _POOLS:
+        _POOLS[key] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+    return _POOLS[key]
+
+
+def row_ranges(n: int, threads: int | None = None) -> list[tuple[int, int]]:
+    """``(lo, hi)`` of consecutive ranges of rows covering ``range(n)``, one per
+    thread (``threads``, None: :func:`usable_cores`), each of at least
+    :data:`RANGE_MIN_ROWS` rows, or a single range."""
+    threads = usable_cores() if threads is None else int(threads)
+    count = max(1, min(threads, n // RANGE_MIN_ROWS))
+    bounds = [n * i // count for i in range(count + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def over_ranges(ranges: list[tuple[int, int]], work: Callable[[int, int], Any], name: str) -> list:
+    """``work(lo, hi)`` for each range, the ranges in parallel on the pool
+    ``name`` (:func:`shared_pool`); the results in order."""
+    if len(ranges) == 1:
+        return [work(*ranges[0])]
+    return list(shared_pool(len(ranges), name).map(lambda bounds: work(*bounds), ranges))
 
 
 @contextlib.contextmanager

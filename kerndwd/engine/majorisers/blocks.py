@@ -96,18 +96,16 @@ needs the decision values and the labels, not only ``z``: it declares
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ..forms import Form
 from ..predictors import KernelPredictor
+from ..threads import over_ranges, row_ranges
 from .contract import Majoriser
 from .linear import spd_solver
 
 __all__ = ["BlockKernelForm", "BlockCoordinateKernel", "DEFAULT_BLOCK_SIZE", "TILE_ENTRIES", "partition_rows",
-           "bordered_gram", "global_coefficients", "global_step", "usable_cores"]
+           "bordered_gram", "global_coefficients", "global_step", "POOL_NAME"]
 
 #: Default coefficients per block (measured: see docs/solvers.md).
 DEFAULT_BLOCK_SIZE = 64
@@ -119,27 +117,9 @@ DEFAULT_BLOCK_SIZE = 64
 TILE_ENTRIES = 1 << 16
 
 
-def usable_cores():
-    """The number of CPU cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-_POOLS = {}
-# A process forked after a threaded fit (multiprocessing's default on Linux)
-# inherits the pools without their threads, and would wait on them for ever:
-# the child starts its own.
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_POOLS.clear)
-
-
-def _pool(threads):
-    """A shared pool of ``threads`` worker threads (numpy and BLAS release the GIL)."""
-    if threads not in _POOLS:
-        _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kerndwd-bcd")
-    return _POOLS[threads]
+#: The shared thread pool (:func:`kerndwd.engine.threads.shared_pool`) on which
+#: the blocks of kernel columns and of features are formed, a range of rows each.
+POOL_NAME = "kerndwd-bcd"
 
 
 def partition_rows(n, block_size, random_state=None):
@@ -210,17 +190,11 @@ class BlockKernelForm(Form):
         self.n = n = X.shape[0]
         self.blocks = blocks
         self._buffer = np.empty((n, max(len(b) for b in blocks)))
-        threads = usable_cores() if threads is None else int(threads)
-        # a thread gets at least a few tiles' worth of rows, or there is one
-        ranges = max(1, min(threads, n // 1024))
-        bounds = np.linspace(0, n, ranges + 1).astype(int)
-        self._ranges = list(zip(bounds[:-1], bounds[1:]))
+        self._ranges = row_ranges(n, threads)  # a thread gets at least a few tiles' worth of rows
 
     def _over_rows(self, work):
         """``work(lo, hi)`` for each range of rows, in parallel threads; the results in order."""
-        if len(self._ranges) == 1:
-            return [work(*self._ranges[0])]
-        return list(_pool(len(self._ranges)).map(lambda bounds: work(*bounds), self._ranges))
+        return over_ranges(self._ranges, work, POOL_NAME)
 
     def _tiles(self, lo, hi, XI):
         """``(start, stop, K(X[start:stop], XI))`` over the rows ``lo:hi``."""

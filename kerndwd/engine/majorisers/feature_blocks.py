@@ -93,7 +93,8 @@ from ..cache import memory_budget
 from ..feature_maps import nystroem_cutoff
 from ..forms import Form
 from ..kernel_checks import quiet_kernel
-from .blocks import BlockKernelForm, _pool, bordered_gram, global_step, partition_rows, usable_cores
+from ..threads import over_ranges, row_ranges
+from .blocks import POOL_NAME, BlockKernelForm, bordered_gram, global_step, partition_rows
 from .contract import Majoriser
 from .linear import spd_solver
 
@@ -153,10 +154,7 @@ class ColumnBlockForm(Form):
         self.width = max(b - a for a, b in self.blocks)
         self.dtype = np.dtype(dtype)
         self._tile_rows = tile_rows or max(1, TILE_ENTRIES // self.width)
-        threads = usable_cores() if threads is None else int(threads)
-        ranges = max(1, min(threads, self.n // 1024))
-        bounds = np.linspace(0, self.n, ranges + 1).astype(int)
-        self._ranges = list(zip(bounds[:-1], bounds[1:]))
+        self._ranges = row_ranges(self.n, threads)
         self._local = threading.local()  # one block buffer per thread (fits may share a form)
         self.stored = None
         if cache:
@@ -192,10 +190,7 @@ class ColumnBlockForm(Form):
                 b = min(a + step, hi)
                 out[a:b] = self._tile(a, b, start, stop)
 
-        if len(self._ranges) == 1:
-            work(*self._ranges[0])
-        else:
-            list(_pool(len(self._ranges)).map(lambda bounds: work(*bounds), self._ranges))
+        over_ranges(self._ranges, work, POOL_NAME)
         return out
 
     def _buffer(self, width):
