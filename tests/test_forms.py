@@ -131,6 +131,12 @@ def test_sparse_form_and_weighted_column_sums(fmt):
     np.testing.assert_allclose(form.apply_t(W2), B.T @ W2, rtol=1e-13)
     np.testing.assert_allclose(weighted_col_sq_sums(X, w), (B * B).T @ w, rtol=1e-13)
     np.testing.assert_allclose(form.weighted_sq_norms(w), np.diag(_zwz(B, w)), rtol=1e-13)
+    G = form.gram()
+    assert type(G) is np.ndarray and G.shape == (5, 5)
+    np.testing.assert_allclose(G, _zwz(B), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(form.gram(w), _zwz(B, w), rtol=1e-13, atol=1e-14)
+    w0 = np.where(np.arange(23) % 3 == 0, 0.0, w)  # a Newton step's inactive rows
+    np.testing.assert_allclose(form.gram(w0), _zwz(B, w0), rtol=1e-13, atol=1e-14)
     assert (X != before).nnz == 0
 
 

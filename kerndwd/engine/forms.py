@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, sparse
 
 from .threads import shared_pool, usable_cores
 
@@ -266,6 +266,17 @@ class SparseLinearForm(LinearForm):
 
     def weighted_sq_norms(self, weights):
         return np.concatenate(([weights.sum()], weighted_col_sq_sums(self.B, weights)))
+
+    def gram(self, weights=None):
+        """``Z'WZ`` as a dense ``(p + 1) x (p + 1)`` array, from sparse products
+        (``X`` itself is never densified)."""
+        w = np.ones(self.n) if weights is None else np.asarray(weights, dtype=float)
+        wX = sparse.csr_matrix(self._Xt.multiply(w[None, :]))  # X'W, sparse
+        G = np.empty((self.p + 1, self.p + 1))
+        G[0, 0] = w.sum()
+        G[1:, 0] = G[0, 1:] = np.asarray(wX.sum(axis=1), dtype=float).reshape(-1)
+        G[1:, 1:] = (wX @ self.B).toarray()
+        return G
 
 
 class FeatureMatrixForm(LinearForm):
