@@ -20,8 +20,9 @@ import pytest
 from kerndwd.engine import DWDLoss
 from kerndwd.engine.forms import DenseLinearForm, LinearForm
 from kerndwd.engine.majorisers import linear
-from kerndwd.engine.majorisers.linear import (LARGE_PENALTY, LinearCholesky, LinearEigen, _add_to_diagonal,
-                                              check_finite_majoriser, spd_solver)
+from kerndwd.engine.majorisers.linear import (LARGE_PENALTY, LinearCholesky, LinearEigen, check_finite_majoriser,
+                                              spd_solver)
+from kerndwd.engine.newton_systems import add_to_diagonal
 
 EPS = np.finfo(float).eps
 
@@ -101,8 +102,8 @@ def test_spd_solver_fallback_uses_the_symmetric_part():
 @pytest.mark.parametrize("start", [0, 1, 3])
 def test_add_to_diagonal_adds_from_start_on_in_place(layout, start):
     """``value`` is added to entries ``(j, j)``, ``j >= start``, of the array
-    itself (C or Fortran order through its flat view, a strided view through
-    indices); nothing else changes."""
+    itself, whatever its layout (C, Fortran, a strided view), a number or one
+    value per entry; nothing else changes."""
     base = np.arange(64.0).reshape(8, 8)
     if layout == "C":
         A = base[:4, :4].copy()
@@ -113,7 +114,7 @@ def test_add_to_diagonal_adds_from_start_on_in_place(layout, start):
         assert not (A.flags.c_contiguous or A.flags.f_contiguous)
     expected = np.array(A)
     expected[np.arange(start, 4), np.arange(start, 4)] += 2.5
-    _add_to_diagonal(A, 2.5, start=start)
+    add_to_diagonal(A, 2.5, start=start)
     np.testing.assert_array_equal(A, expected)
     if layout == "strided":  # a view: the parent holds the change
         np.testing.assert_array_equal(base[::2, ::2], expected)

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import linalg
 
 __all__ = ["NewtonSystem", "LinearNewton", "SparseLinearNewton", "KernelNewton", "HEAD_FRACTION", "HEAD_MAX",
-           "CG_MAXITER"]
+           "CG_MAXITER", "add_to_diagonal"]
 
 #: Kernel systems: eigen-directions with ``e_j > HEAD_FRACTION 2 lambda n / (M max w)``
 #: are solved exactly by the preconditioner (module docstring).
@@ -109,10 +109,12 @@ class NewtonSystem(ABC):
         return float(x[1:] @ sp), float(step[1:] @ sp)
 
 
-def _diagonal(H):
-    """A writable view of the diagonal of the square array ``H``, whatever its
-    memory layout (a flat view would be a copy of a Fortran-ordered one)."""
-    return np.einsum("ii->i", H)
+def add_to_diagonal(A, value, start=0):
+    """Add ``value`` (a number, or one per entry) to the diagonal of the square
+    ``A`` from entry ``(start, start)`` on, in place, whatever its memory
+    layout (through a writable view of the diagonal: no index arrays, and
+    no copy of a Fortran-ordered or strided ``A``)."""
+    np.einsum("ii->i", A)[start:] += value
 
 
 def _cholesky(H, floor):
@@ -128,7 +130,7 @@ def _cholesky(H, floor):
         if not (np.isfinite(H).all() and weight < 1e300):  # overflowed: no weight makes it factorise
             raise FloatingPointError("the Newton system is not finite")
         step = max(weight, 1e-12)
-        _diagonal(H)[:] += step * floor
+        add_to_diagonal(H, step * floor)
         weight += step
         weight *= 10.0
 
@@ -172,9 +174,8 @@ class LinearNewton(NewtonSystem):
 
     def direction(self, x, g, d, lam, mu, rtol, z=None):
         H = self.form.gram(d)
-        diag = _diagonal(H)
-        diag += mu * self.scale
-        diag[1:] += 2.0 * lam
+        add_to_diagonal(H, mu * self.scale)
+        add_to_diagonal(H, 2.0 * lam, start=1)
         step = -_cho_solve(_cholesky(H, self.scale), g)
         return step, self.form.zmul(step)
 
@@ -342,7 +343,7 @@ class KernelNewton(NewtonSystem):
         active = d > 0.0
         rows = Zh[active] * np.sqrt(d[active])[:, None]
         Hh = rows.T @ rows
-        _diagonal(Hh)[:] += shift[head]
+        add_to_diagonal(Hh, shift[head])
         return _cholesky(Hh, self.scale[head])
 
     def direction(self, x, g, d, lam, mu, rtol, z=None):

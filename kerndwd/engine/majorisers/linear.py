@@ -20,7 +20,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from ..newton_systems import LinearNewton
+from ..newton_systems import LinearNewton, add_to_diagonal
 from ..predictors import LinearPredictor
 from .contract import LinearPenalty, Majoriser
 
@@ -40,18 +40,6 @@ def check_finite_majoriser(A):
         raise ValueError("X (its squared entries, or its kernel matrix's) times the weights overflows double "
                          "precision in the majoriser Z'WZ: the weights span too many decades for this scale of X; "
                          "rescale X or the weights (wt, sample_weight, class_weight: only their ratios matter)")
-
-
-def _add_to_diagonal(A, value, start=0):
-    """Add ``value`` to the diagonal of the square ``A`` from entry ``(start, start)``
-    on, in place: through a stride of ``k + 1`` in memory when ``A`` is contiguous
-    (no index arrays to build)."""
-    k = A.shape[0]
-    if A.flags.c_contiguous or A.flags.f_contiguous:
-        A.reshape(-1, order="A")[start * (k + 1)::k + 1] += value
-    else:
-        index = np.arange(start, k)
-        A[index, index] += value
 
 
 def spd_solver(P, explicit=False):
@@ -224,7 +212,7 @@ class LinearCholesky(LinearPenalty, Majoriser):
         with np.errstate(over="ignore", invalid="ignore"):
             A = form.gram(loss.weights)
         check_finite_majoriser(A)
-        _add_to_diagonal(A, gam)
+        add_to_diagonal(A, gam)
         self.A = A
 
     def newton_system(self):
@@ -235,7 +223,7 @@ class LinearCholesky(LinearPenalty, Majoriser):
         solve = self._solves.get(lam)
         if solve is None:
             P = self.A.copy()
-            _add_to_diagonal(P, 2.0 * n * lam / M, start=1)
+            add_to_diagonal(P, 2.0 * n * lam / M, start=1)
             solve = self._solves[lam] = spd_solver(P, explicit=True)  # R's explicit inverse, once per lambda
         penalty_scale = np.empty(self.ncoef)
         penalty_scale.fill(2.0 * n * lam)
