@@ -33,7 +33,7 @@ number of landmarks, then ``LinearSVC`` (squared hinge, primal) at
 C chosen on validation; run at each m where the n x m float64 features take
 at most ``--sklearn-max-gib`` (default 4 GiB).
 
-``--full`` is the issue's setting: n = 10^5, m = 10^2 ... 5 10^4, 10^5 test
+``--full`` is the full setting: n = 10^5, m = 10^2 ... 5 10^4, 10^5 test
 rows (hours on two cores).
 """
 
@@ -198,7 +198,7 @@ def _plot(rows, exact, bayes, n, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true",
-                        help=f"the issue's setting: n = {FULL['n']}, m = {FULL['m']}, {FULL['n_test']} test rows")
+                        help=f"the full setting: n = {FULL['n']}, m = {FULL['m']}, {FULL['n_test']} test rows")
     parser.add_argument("--n", type=int, default=None, help=f"training rows (default {REDUCED['n']})")
     parser.add_argument("--m", type=int, nargs="+", default=None, help=f"numbers of features (default {REDUCED['m']})")
     parser.add_argument("--n-test", type=int, default=None, help=f"test rows (default {REDUCED['n_test']})")
