@@ -142,11 +142,12 @@ def test_a_float32_kernel_matrix_is_checked_as_the_double_one():
     big = kerndwd.polydot(degree=3, scale=1e13)  # entries near 1e39: finite in float64, not in float32
     assert np.isfinite(big(X)).all()
     with pytest.raises(ValueError, match=r"^kern=polydot\(.*overflows on these data: the kernel matrix has entries "
-                                         r"beyond float32's range"):
+                                         r"beyond float32's range; use smaller kernel parameters \(degree, scale\) "
+                                         r"or rescale X$"):
         cache.single_kernel_matrix(big, X)
 
 
-def test_the_cache_holds_the_float32_matrix_alone_or_beside_the_double_one():
+def test_the_cache_holds_the_float32_matrix_alone_or_beside_the_double_one(monkeypatch):
     """``kernel_matrix(single=True)``: formed without the double matrix where that
     is not held (and then held alone), rounded from it where it is; a fold
     slices the float32 matrix of its parent, and its held-out kernel too."""
@@ -169,8 +170,17 @@ def test_the_cache_holds_the_float32_matrix_alone_or_beside_the_double_one():
     np.testing.assert_array_equal(cross(), K32[np.ix_(test, rows)])
     both = FactorCache(X, kern)
     K = both.kernel_matrix()
+    formed = []
+    real = cache.single_kernel_matrix
+    monkeypatch.setattr(cache, "single_kernel_matrix", lambda *a: formed.append(1) or real(*a))
     copy = both.kernel_matrix(single=True)
     np.testing.assert_array_equal(copy, K.astype(np.float32))
+    own = FactorCache(X, kern)  # a fold holding its own double matrix rounds it, leaving the parent's alone
+    own_fold = own.fold(rows)
+    own_fold.kernel_matrix()
+    np.testing.assert_array_equal(own_fold.kernel_matrix(single=True), own.kernel_matrix()[np.ix_(rows, rows)]
+                                  .astype(np.float32))
+    assert formed == [] and "kernel_matrix_float32" not in own._memo
     assert not both.single_only()
     fold = both.fold(rows)
     assert not fold.single_only()

@@ -141,6 +141,15 @@ def test_the_precision_option_and_what_none_picks(monkeypatch):
     assert not KernelCGDesign().single(5000) and KernelCGDesign().single(5001)
     monkeypatch.setattr(cache_module, "available_memory", lambda: None)
     assert not KernelCGDesign().single(10 ** 6)
+    # prepare forms the matrix the rows' count picks
+    problem = _problem(KernelCGDesign(), n=40)
+    held = engine.FactorCache(problem.X, problem.kern)
+    problem.design.prepare(problem, held, None)
+    assert set(held._memo) == {"kernel_matrix"}
+    monkeypatch.setattr(cache_module, "available_memory", lambda: cg_module.matrix_bytes(40, True))
+    held = engine.FactorCache(problem.X, problem.kern)
+    problem.design.prepare(problem, held, None)
+    assert set(held._memo) == {"kernel_matrix_float32"}
 
 
 def test_held_in_float32_the_majoriser_never_forms_the_double_matrix():

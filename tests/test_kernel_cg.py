@@ -975,3 +975,25 @@ def test_the_newton_system_of_a_float32_matrix_takes_its_double_products():
     assert single.pen.dtype == single.scale.dtype == np.float64
     np.testing.assert_allclose(single.scale, double.scale, rtol=1e-12)
     np.testing.assert_array_equal(single.pen, double.pen)
+
+
+def test_block_cg_rounds_its_products_unless_told_not_to(monkeypatch):
+    """Block CG takes single-precision products of a float32 matrix by default
+    (the Newton directions' copy) and double ones when ``rounded=False``."""
+    from kerndwd.engine import kernel_cg
+
+    K, alpha, r, d, lam = _newton_case()
+    K32 = K.astype(np.float32)
+    l = 2.0 * lam / d
+    P = NystromPreconditioner(K, pivoted_landmarks(K, 8))
+    P.set_diagonal(l)
+    flags = []
+    real = kernel_cg.times
+    monkeypatch.setattr(kernel_cg, "times",
+                        lambda *a, **k: (a[0] is K32 and flags.append(k.get("rounded"))) or real(*a, **k))
+    B = np.column_stack((-r / d, np.ones_like(r)))
+    block_pcg(K32, l, P, B, 1e-3, weights=d)
+    assert flags and set(flags) == {True}
+    flags.clear()
+    block_pcg(K32, l, P, B, 1e-3, weights=d, rounded=False)
+    assert flags and set(flags) == {False}
