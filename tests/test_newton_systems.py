@@ -153,6 +153,24 @@ def test_kernel_direction_solves_the_system_in_the_eigenbasis(lam, weighted):
     assert np.all(step[~live] == 0.0)
 
 
+def test_the_kernel_head_factor_floors_with_the_head_s_scale(monkeypatch):
+    """Where rounding breaks the head's Cholesky factor, it is floored by the
+    head directions' own entries of ``scale`` (as ``_cholesky`` floors any
+    system); the direction is still the solution of the floored system."""
+    from kerndwd.engine import newton_systems
+
+    system, K, rng = _kernel_system()
+    n = 25
+    system.set_lambda(1e-3, 4.0 / n)
+    floors = []
+    real = newton_systems._cholesky
+    monkeypatch.setattr(newton_systems, "_cholesky", lambda H, floor: floors.append(floor) or real(H, floor))
+    d = rng.uniform(0.0, 0.1, size=n)
+    system.direction(np.zeros(n + 1), rng.normal(size=n + 1), d, 1e-3, 0.2, 1e-12)
+    head = system._head[0]
+    assert floors and all(np.array_equal(f, system.scale[head]) for f in floors)
+
+
 def test_kernel_head_is_the_coupled_eigen_directions():
     """``set_lambda`` keeps the eigen-directions with ``e_j`` above
     ``HEAD_FRACTION 2 lambda / bound``, at most ``HEAD_MAX``, largest first,
