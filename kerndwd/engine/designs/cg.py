@@ -20,7 +20,7 @@ Newton directions' conjugate gradients run at half the memory traffic
 
 Where the float64 matrix does not fit the memory budget but a float32 one
 does (``precision="single"``, which is also what ``precision=None`` picks
-then: ``4 n^2`` bytes and ``2 n m`` numbers, e.g. 11 GB at ``n = 5 10^4``
+then: ``4 n^2 + 16 n m`` bytes, e.g. 11 GB at ``n = 5 10^4``
 against 22 GB), the kernel matrix is held in float32 only: it is formed by
 blocks of rows in double precision and rounded, and every product that
 defines the iterate (the gradient, the change of ``f``, the MM step) is the
