@@ -178,31 +178,32 @@ def test_held_in_float32_the_majoriser_never_forms_the_double_matrix():
 
 def test_the_fit_held_in_float32_is_the_fit_of_the_rounded_kernel():
     """Held in float32, the fit is the exact fit of the kernel rounded to
-    float32: its objective is within 1e-6 relative of the double fit's (the
-    rounding of ``K``, 6e-8, moves it by about that), every face answers,
-    and its held-out and new-row decision values agree closely."""
+    float32 (entries off by up to 6e-8 relatively), close to the double fit
+    on every face: for lambda down to 1e-4 (measured: objectives within 6e-9
+    relative, decision values within 5e-7 of their largest) the objective
+    within 1e-7 relative and fitted, held-out and new-row decision values
+    within 5e-6 of their largest, per lambda."""
     rng = np.random.default_rng(6)
     X = rng.standard_normal((300, 2))
     y = np.where((X ** 2).sum(axis=1) + 0.4 * rng.standard_normal(300) > 1.4, 1, -1)
-    lam = [1e-2, 1e-4, 1e-6]
+    lam = [1e-2, 1e-3, 1e-4]
     args = dict(kern=kerndwd.rbfdot(1.0), solver="cg", stop="kkt", eps=1e-9)
     double = kerndwd.fit(X, y, lam, precision="double", **args)
     single = kerndwd.fit(X, y, lam, precision="single", **args)
     assert double.jerr == single.jerr == 0
-    np.testing.assert_allclose(single.objective, double.objective, rtol=1e-6)
+    np.testing.assert_allclose(single.objective, double.objective, rtol=1e-7)
     assert np.abs(single.objective - double.objective).max() > 0  # another problem, not the same numbers
     newx = rng.standard_normal((20, 2))
-    # per lambda, within 5e-5 of the largest decision value (of order 1 to 50: the fit at
-    # lambda = 1e-6 amplifies the rounding most)
     _close_per_column(single.predict(newx, type="link"), double.predict(newx, type="link"))
+    _close_per_column(single.predict(X, type="link"), double.predict(X, type="link"))
     cvs = kerndwd.cv(X, y, lam, nfolds=3, random_state=0, precision="single", **args)
     cvd = kerndwd.cv(X, y, lam, nfolds=3, random_state=0, precision="double", **args)
     _close_per_column(cvs.predmat, cvd.predmat)
     est = kerndwd.DWDClassifier(kernel=kerndwd.rbfdot(1.0), lambd=1e-4, solver="cg", stop="kkt", tol=1e-9,
                                 design_options={"precision": "single"}).fit(X, y)
-    _close_per_column(est.decision_function(newx)[:, None], double.predict(newx, type="link")[:, 1:2])
+    _close_per_column(est.decision_function(newx)[:, None], double.predict(newx, type="link")[:, 2:3])
 
 
-def _close_per_column(got, expected, rtol=5e-5):
+def _close_per_column(got, expected, rtol=5e-6):
     scale = np.abs(expected).max(axis=0)
     assert (np.abs(got - expected).max(axis=0) <= rtol * scale).all(), (np.abs(got - expected).max(axis=0), scale)
