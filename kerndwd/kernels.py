@@ -16,7 +16,7 @@ matrices agree with R's to about 1e-15 relative.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -97,7 +97,9 @@ class Kernel:
 
     The constructors of this module (:func:`rbfdot`, :func:`polydot`, ...)
     return immutable instances; ``kern(x, y)`` is the matrix
-    ``[k(x_i, y_j)]``, ``kern(x)`` the square one.
+    ``[k(x_i, y_j)]``, ``kern(x)`` the square one.  ``kern(x, y,
+    dtype=np.float32)`` holds it in float32: each block of rows is formed in
+    double precision and rounded, so the float64 matrix is never held whole.
 
     Examples
     --------
@@ -124,7 +126,8 @@ class Kernel:
     # the parameters, set on each kernel class by dataclass
     __dataclass_fields__: ClassVar[dict[str, Any]]
 
-    def __call__(self, x: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.float64]:
+    def __call__(self, x: ArrayLike, y: ArrayLike | None = None, *,
+                 dtype: Any = np.float64) -> NDArray[np.floating]:
         x = _rows(x, "x")
         y = x if y is None else _rows(y, "y")
         if x.shape[1] != y.shape[1]:
@@ -134,10 +137,10 @@ class Kernel:
         y_half_sq = _half_sq_norms(y)  # once, for every block of x
         rows = max(1, _BLOCK_BYTES // (8 * max(y.shape[0], 1)))
         if x.shape[0] <= rows:
-            return self._matrix(x, y, y_half_sq)
+            return self._matrix(x, y, y_half_sq).astype(dtype, copy=False)
         # by blocks of rows: each block's passes (product, shifts, exp) stay in cache,
         # where the whole matrix would be read and written once per pass
-        out = np.empty((x.shape[0], y.shape[0]))
+        out = np.empty((x.shape[0], y.shape[0]), dtype=dtype)
         for start in range(0, x.shape[0], rows):
             out[start:start + rows] = self._matrix(x[start:start + rows], y, y_half_sq)
         return out
@@ -552,7 +555,7 @@ def kernel_matrix(kern: Kernel, x: ArrayLike, y: ArrayLike | None = None) -> NDA
     """
     if not isinstance(kern, Kernel):
         raise TypeError(f"kern must be a kernel from kerndwd.kernels, got {type(kern).__name__}")
-    return kern(x, y)
+    return cast(NDArray[np.float64], kern(x, y))  # the default dtype
 
 
 def sigest(x: ArrayLike, random_state: int | np.random.Generator | None = None) -> float:

@@ -118,19 +118,22 @@ def test_a_fold_s_indefinite_kernel_is_refused_naming_it():
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize("block_rows", [1, 5, 10 ** 6])
 def test_a_float32_kernel_matrix_is_the_double_one_rounded(monkeypatch, block_rows):
-    """Formed by blocks of rows (the last one short), each in double
-    precision, then rounded: float32's rounding of the float64 matrix."""
+    """The kernel's own blocks of rows (the last one short), each formed in
+    double precision and rounded into the float32 matrix: float32's rounding
+    of the float64 matrix formed by the same blocks."""
+    from kerndwd import kernels
+
     X = np.random.default_rng(6).standard_normal((23, 3))
     kern = kerndwd.rbfdot(sigma=0.4)
-    monkeypatch.setattr(cache, "SINGLE_BLOCK_BYTES", block_rows * 8 * 23)
-    seen = []
+    monkeypatch.setattr(kernels, "_BLOCK_BYTES", block_rows * 8 * 23)
+    calls = []
     real = cache.quiet_kernel
-    monkeypatch.setattr(cache, "quiet_kernel", lambda k, x, y=None: seen.append(x.shape[0]) or real(k, x, y))
+    monkeypatch.setattr(cache, "quiet_kernel",
+                        lambda k, x, y=None, dtype=np.float64: calls.append((x.shape, dtype)) or real(k, x, y, dtype))
     K32 = cache.single_kernel_matrix(kern, X)
     assert K32.dtype == np.float32 and K32.shape == (23, 23)
-    np.testing.assert_allclose(K32, kern(X), rtol=6e-8, atol=0)
-    rows = min(block_rows, 23)
-    assert seen == [rows] * (23 // rows) + ([23 % rows] if 23 % rows else [])
+    assert calls == [((23, 3), np.float32)]  # one call: the kernel's own blocks, its rows' norms once
+    np.testing.assert_array_equal(K32, kern(X).astype(np.float32))
 
 
 def test_a_float32_kernel_matrix_is_checked_as_the_double_one():

@@ -211,6 +211,12 @@ def test_kernel_matrix_by_blocks_of_rows_is_the_whole(X, data, rows):
         blocked = kern(X, Y)
     assert blocked.shape == (X.shape[0], Y.shape[0])
     assert np.abs(blocked - whole).max() <= rounding_tol(kern, X)
+    # held in float32: the same blocks, each rounded (and the whole matrix, rounded once)
+    with mock.patch.object(kernels, "_BLOCK_BYTES", 8 * Y.shape[0] * rows), np.errstate(over="ignore"):
+        single = kern(X, Y, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        assert single.dtype == np.float32 and np.array_equal(single, blocked.astype(np.float32))
+        assert np.array_equal(kern(X, Y, dtype=np.float32), whole.astype(np.float32))
     seen = []
     original = type(kern)._matrix
 

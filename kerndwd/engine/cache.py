@@ -17,7 +17,6 @@ import os
 import numpy as np
 from scipy import linalg
 
-from .forms import row_blocks
 from .kernel_checks import check_kernel_diagonal, check_kernel_matrix, check_semidefinite, kernel_diagonal, quiet_kernel
 
 __all__ = ["FactorCache", "MEMORY_FRACTION", "available_memory", "memory_budget", "single_kernel_matrix"]
@@ -78,16 +77,12 @@ def keeps(asked, nbytes):
     return budget is not None and nbytes <= budget
 
 
-#: Bytes of float64 per block of rows when a float32 kernel matrix is formed
-#: (:func:`single_kernel_matrix`).
-SINGLE_BLOCK_BYTES = 1 << 24
-
-
 def single_kernel_matrix(kern, X):
-    """The kernel matrix of the rows ``X`` held in float32, formed by blocks of
-    rows in double precision and rounded block by block (the float64 matrix
-    is never held whole), with :func:`~kerndwd.engine.kernel_checks.check_kernel_matrix`'s
-    checks: the diagonal on the double values, finiteness on the rounded ones.
+    """The kernel matrix of the rows ``X`` held in float32 (``kern(X,
+    dtype=np.float32)``: formed by blocks of rows in double precision and
+    rounded block by block, the float64 matrix never held whole), with
+    :func:`~kerndwd.engine.kernel_checks.check_kernel_matrix`'s checks: the
+    diagonal on the double values, finiteness on the rounded ones.
 
     Parameters
     ----------
@@ -99,12 +94,8 @@ def single_kernel_matrix(kern, X):
     ndarray, shape (n, n), float32
         Equal to ``kern(X).astype(np.float32)``.
     """
-    n = X.shape[0]
     check_kernel_diagonal(kernel_diagonal(kern, X), kern)
-    out = np.empty((n, n), dtype=np.float32)
-    with np.errstate(over="ignore"):  # an entry beyond float32's range: the check below names the kernel
-        for start, stop in row_blocks(n, max(1, SINGLE_BLOCK_BYTES // (8 * max(n, 1)))):
-            out[start:stop] = quiet_kernel(kern, X[start:stop], X)
+    out = quiet_kernel(kern, X, dtype=np.float32)  # an entry beyond float32's range: named below
     if not np.isfinite(out).all():  # an overflow of float32's range, too
         raise ValueError(f"kern={kern!r} overflows on these data: the kernel matrix has entries beyond "
                          "float32's range; use smaller kernel parameters (degree, scale) or rescale X")

@@ -37,12 +37,13 @@ UNIT_DIAGONAL_RTOL = 1e-8
 NEGATIVE_EIGENVALUE_RTOL = 1e-6
 
 
-def quiet_kernel(kern, x, y=None):
-    """``kern(x, y)`` with numpy's overflow warnings held back: the result is
-    checked (:func:`check_kernel_matrix`, or the predictor's finiteness test)
-    and a clear error names the kernel instead."""
+def quiet_kernel(kern, x, y=None, dtype=np.float64):
+    """``kern(x, y, dtype=dtype)`` with numpy's overflow warnings held back: the
+    result is checked (:func:`check_kernel_matrix`, or the predictor's
+    finiteness test) and a clear error names the kernel instead."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        return kern(x, y)
+        # a Kernel subclass with a __call__ of its own may not take dtype: asked only for float32
+        return kern(x, y) if dtype == np.float64 else kern(x, y, dtype=dtype)
 
 
 def check_kernel_matrix(K, kern):
