@@ -231,3 +231,15 @@ def test_a_float32_matrix_is_checked_for_definiteness_in_double_precision(monkey
     X = np.random.default_rng(2).uniform(0.0, 1.0, size=(n, 2))
     check_sampled_definite(kerndwd.splinedot()(X).astype(np.float32), kerndwd.splinedot())
     assert seen == [np.float64, np.float64]
+
+
+def test_quiet_kernel_in_float32_takes_both_sets_of_rows():
+    """``quiet_kernel(kern, x, y, dtype=np.float32)`` is ``kern(x, y)`` rounded
+    to float32, rectangular as asked; in float64 it is ``kern(x, y)`` itself."""
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((5, 2)), rng.standard_normal((3, 2))
+    kern = kerndwd.rbfdot(0.7)
+    single = quiet_kernel(kern, x, y, dtype=np.float32)
+    assert single.dtype == np.float32 and single.shape == (5, 3)
+    np.testing.assert_array_equal(single, kern(x, y).astype(np.float32))
+    np.testing.assert_array_equal(quiet_kernel(kern, x, y), kern(x, y))
