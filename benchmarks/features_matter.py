@@ -4,7 +4,8 @@ beside the exact kernel by block coordinate descent and scikit-learn's
 ``Nystroem`` + ``LinearSVC``, on a noisy checkerboard whose Bayes error is
 known exactly.
 
-``python -m benchmarks.features_matter [--full] [--n 20000] [--m 100 300 1000 3000 10000] [--out DIR]``
+``python -m benchmarks.features_matter [--full] [--n 20000] [--m 100 300 1000 3000 10000] [--out DIR]
+[--pieces DIR [--only PIECE ...]]``
 
 Data: ``x`` uniform on ``[0, 1)^d`` (``--d``, default 3), cut into ``k``
 cells per axis (``--cells``, default 4: 64 cells); the label is +1 where the
@@ -34,7 +35,18 @@ C chosen on validation; run at each m where the n x m float64 features take
 at most ``--sklearn-max-gib`` (default 4 GiB).
 
 ``--full`` is the full setting: n = 10^5, m = 10^2 ... 5 10^4, 10^5 test
-rows (hours on two cores).
+rows: hours on one core (Nystrom at m = 5 10^4 alone, the seven lambdas,
+took 35 minutes beside another job).  With ``--pieces DIR`` each
+piece (``sigma``, ``exact``, ``nystroem:M``, ``rff:M``, ``sklearn:M``) is kept
+in ``DIR`` as it finishes and a rerun reads the pieces of the same setting
+instead of running them again; ``--only`` runs the named pieces alone, so
+that two processes share the cores::
+
+    python -m benchmarks.features_matter --full --pieces P --only exact rff:50000 ... &
+    python -m benchmarks.features_matter --full --pieces P --only nystroem:50000 ... &
+    wait; python -m benchmarks.features_matter --full --pieces P   # the rest, then the report
+
+The report lists each piece's load and machine.
 """
 
 from __future__ import annotations
@@ -149,6 +161,43 @@ def _choose_sigma(grid, rows, n_val, d, cells, noise, eps):
     return float(grid[best]), out
 
 
+class _Pieces:
+    """Runs the pieces of the benchmark (the sigma selection, the exact kernel,
+    each method at each m), and with ``--pieces DIR`` keeps each result in
+    ``DIR/<piece>.json`` as it finishes, with the machine, the load at its start
+    and end and the setting it ran in: a piece already there from the same
+    setting is read instead of run again, so the pieces of a long setting can
+    run in several processes at once (``--only``) and the report be written
+    from them."""
+
+    def __init__(self, directory, settings):
+        self.dir = None if directory is None else Path(directory)
+        self.settings = settings
+        self.log = []  # (name, machine, load at the start, load at the end, read from DIR)
+        if self.dir is not None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+
+    def run(self, name, compute, **extra):
+        import os
+
+        setting = dict(self.settings, **extra)
+        path = None if self.dir is None else self.dir / (name.replace(":", "_") + ".json")
+        if path is not None and path.exists():
+            kept = json.loads(path.read_text())
+            if kept["setting"] == json.loads(json.dumps(setting)):
+                self.log.append((name, kept["machine"], kept["load_start"], kept["load_end"], True))
+                return kept["result"]
+        load_start = list(os.getloadavg())
+        result = compute()
+        load_end = list(os.getloadavg())
+        machine = _shared.machine_description()
+        self.log.append((name, machine, load_start, load_end, False))
+        if path is not None:
+            path.write_text(json.dumps(dict(piece=name, setting=setting, machine=machine, load_start=load_start,
+                                            load_end=load_end, result=result), indent=1))
+        return result
+
+
 def _ratio(num, den):
     return f"{num / den:.2g}x"
 
@@ -218,7 +267,13 @@ def main(argv=None):
                         help="approximations with m at least this run solver='bcd'; below, solver='auto'")
     parser.add_argument("--no-sklearn", action="store_true")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--pieces", default=None, metavar="DIR",
+                        help="keep each piece's result in DIR as it finishes and reuse those of the same setting")
+    parser.add_argument("--only", nargs="+", default=None, metavar="PIECE",
+                        help="run only these pieces (exact, nystroem:M, rff:M, sklearn:M) into --pieces, no report")
     args = parser.parse_args(argv)
+    if args.only and not args.pieces:
+        parser.error("--only needs --pieces DIR, where the pieces are kept")
     setting = FULL if args.full else REDUCED
     n = args.n or setting["n"]
     ms = args.m or setting["m"]
@@ -241,37 +296,59 @@ def main(argv=None):
     bayes = args.noise
     bayes_rule_test = float((yt_bayes != yt).mean())
 
+    store = _Pieces(args.pieces, dict(n=n, n_val=args.n_val, n_test=n_test, board=board, eps=args.eps,
+                                      lambdas=LAMBDAS.tolist(), float32_above_gib=args.float32_above_gib,
+                                      bcd_from=args.bcd_from))
     if args.sigma is None:
-        sigma, sigma_rows = _choose_sigma(args.sigma_grid, args.sigma_rows, args.n_val, args.d, args.cells,
-                                          args.noise, args.eps)
+        sigma, sigma_rows = store.run("sigma", lambda: _choose_sigma(args.sigma_grid, args.sigma_rows, args.n_val,
+                                                                     args.d, args.cells, args.noise, args.eps),
+                                      grid=args.sigma_grid, rows=args.sigma_rows)
     else:
         sigma, sigma_rows = args.sigma, []
+    store.settings["sigma"] = sigma
     kern = kerndwd.rbfdot(sigma)
 
-    exact = dict(method="exact", m=None, **_dwd(X, y, Xv, yv, Xt, yt, args.eps, kern=kern, solver="bcd"))
+    def piece(name):
+        """The result of one piece: ``exact``, ``nystroem:M``, ``rff:M`` or ``sklearn:M``."""
+        if name == "exact":
+            return dict(method="exact", m=None, **_dwd(X, y, Xv, yv, Xt, yt, args.eps, kern=kern, solver="bcd"))
+        method, m = name.split(":")
+        m = int(m)
+        if method == "sklearn":
+            return dict(method="sklearn", m=m, **_sklearn(X, y, Xv, yv, Xt, yt, sigma, m, 0))
+        extra = {"dtype": "float32"} if 8.0 * n * m > args.float32_above_gib * 2**30 else {}
+        solver = "bcd" if m >= args.bcd_from else "auto"
+        r = _dwd(X, y, Xv, yv, Xt, yt, args.eps, kern=kern, approx=method, n_components=m, solver=solver,
+                 random_state=0, **extra)
+        return dict(method=method, m=m, solver=solver, dtype=extra.get("dtype", "float64"), **r)
+
+    names = ["exact"]
+    for m in ms:
+        names += [f"{approx}:{m}" for approx in ("nystroem", "rff") if not (approx == "nystroem" and m > n)]
+        if not args.no_sklearn and m <= n and 8.0 * n * m <= args.sklearn_max_gib * 2**30:
+            names.append(f"sklearn:{m}")
+    if args.only:
+        unknown = sorted(set(args.only) - set(names))
+        if unknown:
+            parser.error(f"--only: {unknown} not among this setting's pieces {names}")
+        for name in args.only:
+            print(f"{name}: {store.run(name, lambda name=name: piece(name))}", flush=True)
+        print(f"pieces written to {args.pieces}; run without --only to write the report")
+        return
+    exact = store.run("exact", lambda: piece("exact"))
     print(f"exact: {exact}", flush=True)
     rows = []
-    for m in ms:
-        for approx in ("nystroem", "rff"):
-            if approx == "nystroem" and m > n:
-                continue
-            extra = {"dtype": "float32"} if 8.0 * n * m > args.float32_above_gib * 2**30 else {}
-            solver = "bcd" if m >= args.bcd_from else "auto"
-            r = _dwd(X, y, Xv, yv, Xt, yt, args.eps, kern=kern, approx=approx, n_components=m, solver=solver,
-                     random_state=0, **extra)
-            rows.append(dict(method=approx, m=m, solver=solver, dtype=extra.get("dtype", "float64"), **r))
-            print(rows[-1], flush=True)
-        if not args.no_sklearn and m <= n and 8.0 * n * m <= args.sklearn_max_gib * 2**30:
-            rows.append(dict(method="sklearn", m=m, **_sklearn(X, y, Xv, yv, Xt, yt, sigma, m, 0)))
-            print(rows[-1], flush=True)
+    for name in names[1:]:
+        rows.append(store.run(name, lambda name=name: piece(name)))
+        print(rows[-1], flush=True)
 
     # ----------------------------------------------------------------- report
     rep.add("## Setting", "")
     if is_full:
-        rep.add(f"The issue's full setting (`--full`): n = {n}, m = {', '.join(map(str, ms))}.", "")
+        rep.add(f"The full setting (`--full`): n = {n}, m = {', '.join(map(str, ms))}.", "")
     else:
         rep.add(f"**A reduced setting ran: n = {n} training rows, m = {', '.join(map(str, ms))}, {n_test} test "
-                f"rows.** The issue's setting (n = 10^5, m = 10^2 ... 5 10^4, the exact kernel by BCD at "
+                f"rows.** The full setting (n = 10^5, m = 10^2 ... 5 10^4, the exact kernel by BCD at "
                 f"n = 10^5, 10^5 test rows) was not run here: it takes hours on two cores. Its command is "
                 f"`OPENBLAS_NUM_THREADS=1 python -m {MODULE} --full`.", "")
     rep.add(f"- Data: a checkerboard of {args.cells}^{args.d} = {args.cells ** args.d} cells on [0, 1)^{args.d}, "
@@ -324,7 +401,7 @@ def main(argv=None):
                "minus exact (pp)", "minus Bayes (pp)"], table)
     rep.add("")
 
-    # the issue's criterion: error falls with m, and at the largest m within 0.5 pp of the exact kernel
+    # the properties checked: error falls with m, and at the largest m within 0.5 pp of the exact kernel
     verdicts = {}
     for method in ("nystroem", "rff", "sklearn"):
         sel = sorted((r for r in rows if r["method"] == method), key=lambda r: r["m"])
@@ -342,12 +419,24 @@ def main(argv=None):
                 + f"; at m = {sel[-1]['m']} it is {gap:+.2f} pp from the exact kernel "
                 + ("(within 0.5 pp)." if verdicts[method]["within_half_pp"] else "(not within 0.5 pp)."))
     rep.add("")
+    if args.pieces:
+        machines = sorted({m for _, m, _, _, _ in store.log})
+        rep.add(f"The pieces ran as separate steps (`--pieces`), some in other processes beside one another; each "
+                "took the time in the table on the machine and under the load (1, 5, 15 min) below:", "")
+        rep.table(["piece", "in this process", "load at its start", "load at its end", "machine"],
+                  [[name, "no" if kept else "yes", ", ".join(f"{v:.2f}" for v in start),
+                    ", ".join(f"{v:.2f}" for v in end), machines.index(machine) + 1]
+                   for name, machine, start, end, kept in store.log])
+        rep.add("", *(f"Machine {i + 1}: {m}." for i, m in enumerate(machines)), "")
     rep.add("![test error and time against m](features_matter.png)")
     json_path = out_dir / f"{NAME}.json"
     json_path.write_text(json.dumps(dict(command=rep.command, full=is_full, n=n, m=ms, n_val=args.n_val,
                                          n_test=n_test, board=board, bayes=bayes, bayes_rule_test=bayes_rule_test,
                                          sigma=sigma, sigma_selection=sigma_rows, eps=args.eps,
-                                         lambdas=LAMBDAS.tolist(), exact=exact, rows=rows, verdicts=verdicts),
+                                         lambdas=LAMBDAS.tolist(), exact=exact, rows=rows, verdicts=verdicts,
+                                         pieces=[dict(piece=name, machine=machine, load_start=start, load_end=end,
+                                                      in_this_process=not kept)
+                                                 for name, machine, start, end, kept in store.log]),
                                     indent=1))
     _plot(rows, exact, bayes, n, out_dir / f"{NAME}.png")
     rep.write(out_dir / f"{NAME}.md")
