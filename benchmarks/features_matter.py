@@ -421,7 +421,7 @@ def main(argv=None):
     rep.add("")
     if args.pieces:
         machines = sorted({m for _, m, _, _, _ in store.log})
-        rep.add(f"The pieces ran as separate steps (`--pieces`), some in other processes beside one another; each "
+        rep.add("The pieces ran as separate steps (`--pieces`), some in other processes beside one another; each "
                 "took the time in the table on the machine and under the load (1, 5, 15 min) below:", "")
         rep.table(["piece", "in this process", "load at its start", "load at its end", "machine"],
                   [[name, "no" if kept else "yes", ", ".join(f"{v:.2f}" for v in start),
