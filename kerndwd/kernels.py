@@ -128,6 +128,12 @@ class Kernel:
 
     def __call__(self, x: ArrayLike, y: ArrayLike | None = None, *,
                  dtype: Any = np.float64) -> NDArray[np.floating]:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            dtype = None
+        if dtype not in (np.float64, np.float32):
+            raise TypeError("dtype must be np.float64 or np.float32 (the kernel matrix is held in one of them)")
         x = _rows(x, "x")
         y = x if y is None else _rows(y, "y")
         if x.shape[1] != y.shape[1]:
