@@ -63,6 +63,18 @@ def test_kernel_matrix_refuses_what_is_not_a_kernel_naming_its_type():
         kernel_matrix("rbfdot", np.eye(2))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.float16, "complex128", "not a dtype"])
+def test_a_kernel_matrix_is_held_in_float64_or_float32_only(dtype):
+    """``kern(x, dtype=...)`` takes the two floating types the engine holds; an
+    integer type would truncate every entry below one to zero, silently."""
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    kern = kerndwd.rbfdot(0.5)
+    with pytest.raises(TypeError, match="dtype must be np.float64 or np.float32"):
+        kern(X, dtype=dtype)
+    assert kern(X, dtype="float32").dtype == np.float32
+    np.testing.assert_array_equal(kern(X, dtype=np.float64), kern(X))
+
+
 @pytest.mark.parametrize("x", [np.arange(5.0), np.zeros((1, 3)), np.zeros((2, 2, 2))])
 def test_sigest_needs_a_matrix_of_two_rows_or_more(x):
     with pytest.raises(ValueError, match=r"^x must be a 2-D array with at least two rows$"):
