@@ -401,21 +401,39 @@ def main(argv=None):
                "minus exact (pp)", "minus Bayes (pp)"], table)
     rep.add("")
 
-    # the properties checked: error falls with m, and at the largest m within 0.5 pp of the exact kernel
+    # the properties checked: error falls with m, and at the largest m within 0.5 pp of the exact kernel.
+    # A rise is set against the binomial standard error of the difference of two error rates, each read on
+    # n_test rows, at the exact kernel's rate: sqrt(2 p (1 - p) / n_test).  The two models are read on the
+    # same rows, so the paired error is smaller still; this one is an upper bound on it.
+    p_exact = exact["test_error"]
+    se_pp = 100 * float(np.sqrt(2 * p_exact * (1 - p_exact) / n_test))
+    rep.add(f"Each test error is read on {n_test} rows: the standard error of a difference of two of them, at the "
+            f"exact kernel's rate, is at most {se_pp:.2f} pp (sqrt(2 p (1 - p) / n_test), p = {p_exact:.4f}; "
+            f"the paired error of two models read on the same rows is smaller).", "")
     verdicts = {}
     for method in ("nystroem", "rff", "sklearn"):
         sel = sorted((r for r in rows if r["method"] == method), key=lambda r: r["m"])
         if not sel:
             continue
         errs = [r["test_error"] for r in sel]
-        rises = [(sel[i]["m"], sel[i + 1]["m"]) for i in range(len(sel) - 1) if errs[i + 1] > errs[i]]
-        gap = 100 * (errs[-1] - exact["test_error"])
-        verdicts[method] = dict(falls=not rises, rises=rises, largest_m=sel[-1]["m"], gap_pp=gap,
+        rises = [(sel[i]["m"], sel[i + 1]["m"], 100 * (errs[i + 1] - errs[i]))
+                 for i in range(len(sel) - 1) if errs[i + 1] > errs[i]]
+        gap = 100 * (errs[-1] - p_exact)
+        # the smallest m from which on every error is within one standard error of the exact kernel's
+        near = [100 * (e - p_exact) <= se_pp for e in errs]
+        reached = next((sel[i]["m"] for i in range(len(sel)) if all(near[i:])), None)
+        verdicts[method] = dict(falls=not rises, rises=[list(r) for r in rises],
+                                rises_within_se=all(d <= se_pp for _, _, d in rises), se_pp=se_pp,
+                                reaches_exact_at_m=reached, largest_m=sel[-1]["m"], gap_pp=gap,
                                 within_half_pp=gap <= 0.5)
         rep.add(f"- {_label(sel[0])}: test error {' -> '.join(f'{100 * e:.2f}' for e in errs)} % over m = "
                 f"{', '.join(str(r['m']) for r in sel)}; "
                 + ("it falls at every step" if not rises else
-                   "it rises from m = " + ", ".join(f"{a} to {b}" for a, b in rises))
+                   "it falls, except from m = " + ", ".join(f"{a} to {b} ({d:+.2f} pp)" for a, b, d in rises)
+                   + (", within the standard error" if verdicts[method]["rises_within_se"] else
+                      ", beyond the standard error"))
+                + (f"; it is within one standard error of the exact kernel from m = {reached} on"
+                   if reached is not None else "; it does not come within one standard error of the exact kernel")
                 + f"; at m = {sel[-1]['m']} it is {gap:+.2f} pp from the exact kernel "
                 + ("(within 0.5 pp)." if verdicts[method]["within_half_pp"] else "(not within 0.5 pp)."))
     rep.add("")
