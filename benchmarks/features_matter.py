@@ -37,10 +37,12 @@ at most ``--sklearn-max-gib`` (default 4 GiB).
 ``--full`` is the full setting: n = 10^5, m = 10^2 ... 5 10^4, 10^5 test
 rows: hours on one core (Nystrom at m = 5 10^4 alone, the seven lambdas,
 took 35 minutes beside another job).  With ``--pieces DIR`` each
-piece (``sigma``, ``exact``, ``nystroem:M``, ``rff:M``, ``sklearn:M``) is kept
-in ``DIR`` as it finishes and a rerun reads the pieces of the same setting
-instead of running them again; ``--only`` runs the named pieces alone, so
-that two processes share the cores::
+piece (``sigma``, ``exact``, ``nystroem:M``, ``rff:M``, and scikit-learn's
+path at one m by C, ``sklearn:M:C0`` ... ``sklearn:M:C6``, the index of the
+lambda whose C it takes) is kept in ``DIR`` as it finishes and a rerun reads
+the pieces of the same setting instead of running them again; ``--only`` runs
+the named pieces alone (``sklearn:M`` all its C's), so that two processes
+share the cores::
 
     python -m benchmarks.features_matter --full --pieces P --only exact rff:50000 ... &
     python -m benchmarks.features_matter --full --pieces P --only nystroem:50000 ... &
@@ -108,38 +110,49 @@ def _dwd(X, y, Xv, yv, Xt, yt, eps, **fit_args):
                 chosen=None if chosen is None else str(chosen))
 
 
-def _sklearn(X, y, Xv, yv, Xt, yt, sigma, m, seed):
-    """Nystroem + LinearSVC at the C's matching the lambdas; C chosen on validation."""
+def _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, seed, index):
+    """Nystroem + LinearSVC at the C matching ``LAMBDAS[index]``: the time of the
+    features and of the fit, and the validation and test errors."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.kernel_approximation import Nystroem
     from sklearn.svm import LinearSVC
 
-    n = X.shape[0]
-    costs = [_shared.svm_cost(lam, n) for lam in LAMBDAS]
+    c = _shared.svm_cost(LAMBDAS[index], X.shape[0])
     start = time.perf_counter()
     feats = Nystroem(kernel="rbf", gamma=sigma, n_components=m, random_state=seed).fit(X)
     Z = feats.transform(X)
-    models, unconverged = [], 0
-    for c in costs:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            models.append(LinearSVC(C=c, dual=False, tol=1e-4, max_iter=1000).fit(Z, y))
-        unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-    fit_s = time.perf_counter() - start
+    features_s = time.perf_counter() - start
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model = LinearSVC(C=c, dual=False, tol=1e-4, max_iter=1000).fit(Z, y)
+    svc_s = time.perf_counter() - start
     del Z
     start = time.perf_counter()
 
     def labels(Xnew):
-        Znew = feats.transform(Xnew)
-        return np.column_stack([mod.predict(Znew) for mod in models])
+        return model.predict(feats.transform(Xnew))[:, None]
 
-    val = _shared.error_rates(_in_chunks(labels, Xv), yv)
+    val = _shared.error_rates(_in_chunks(labels, Xv), yv)[0]
+    test = _shared.error_rates(_in_chunks(labels, Xt), yt)[0]
+    return dict(C=float(c), features_s=features_s, svc_s=svc_s, predict_s=time.perf_counter() - start,
+                val_error=float(val), test_error=float(test),
+                unconverged=int(sum(issubclass(w.category, ConvergenceWarning) for w in caught)))
+
+
+def _sklearn_combine(m, parts):
+    """The path of C's from its fits, one a piece: the time is the features once (the
+    mean over the pieces, which each made them) and every C's fit; C chosen on
+    validation, the test error read there."""
+    val = np.array([p["val_error"] for p in parts])
     best = _shared.choose_on_validation(val)
-    test = _shared.error_rates(_in_chunks(lambda Z: models[best].predict(feats.transform(Z))[:, None], Xt), yt)[0]
-    predict_s = time.perf_counter() - start
-    return dict(fit_s=fit_s, predict_s=predict_s, C_best=float(costs[best]), best_index=best,
-                lambda_equivalent=float(LAMBDAS[best]), val_errors=[float(v) for v in val],
-                val_error=float(val[best]), test_error=float(test), unconverged=int(unconverged))
+    return dict(method="sklearn", m=m, fit_s=float(np.mean([p["features_s"] for p in parts])
+                                                  + sum(p["svc_s"] for p in parts)),
+                predict_s=float(sum(p["predict_s"] for p in parts)), C_best=parts[best]["C"], best_index=int(best),
+                lambda_equivalent=float(LAMBDAS[best]), val_errors=val.tolist(),
+                val_error=float(val[best]), test_error=float(parts[best]["test_error"]),
+                unconverged=int(sum(p["unconverged"] for p in parts)), by_piece=True,
+                svc_s=[p["svc_s"] for p in parts])
 
 
 def _choose_sigma(grid, rows, n_val, d, cells, noise, eps):
@@ -177,11 +190,20 @@ class _Pieces:
         if self.dir is not None:
             self.dir.mkdir(parents=True, exist_ok=True)
 
+    def _path(self, name):
+        return None if self.dir is None else self.dir / (name.replace(":", "_") + ".json")
+
+    def has(self, name, **extra):
+        """Whether ``DIR`` holds the piece ``name`` from this setting."""
+        path = self._path(name)
+        return (path is not None and path.exists()
+                and json.loads(path.read_text())["setting"] == json.loads(json.dumps(dict(self.settings, **extra))))
+
     def run(self, name, compute, **extra):
         import os
 
         setting = dict(self.settings, **extra)
-        path = None if self.dir is None else self.dir / (name.replace(":", "_") + ".json")
+        path = self._path(name)
         if path is not None and path.exists():
             kept = json.loads(path.read_text())
             if kept["setting"] == json.loads(json.dumps(setting)):
@@ -270,7 +292,8 @@ def main(argv=None):
     parser.add_argument("--pieces", default=None, metavar="DIR",
                         help="keep each piece's result in DIR as it finishes and reuse those of the same setting")
     parser.add_argument("--only", nargs="+", default=None, metavar="PIECE",
-                        help="run only these pieces (exact, nystroem:M, rff:M, sklearn:M) into --pieces, no report")
+                        help="run only these pieces (exact, nystroem:M, rff:M, sklearn:M, sklearn:M:C<i>) into --pieces, "
+                             "no report")
     args = parser.parse_args(argv)
     if args.only and not args.pieces:
         parser.error("--only needs --pieces DIR, where the pieces are kept")
@@ -315,12 +338,22 @@ def main(argv=None):
         method, m = name.split(":")
         m = int(m)
         if method == "sklearn":
-            return dict(method="sklearn", m=m, **_sklearn(X, y, Xv, yv, Xt, yt, sigma, m, 0))
+            # one piece per C (``sklearn:M:C<i>``, i the lambda's index), so that two processes share them
+            # and a stopped run keeps the fits it finished
+            return _sklearn_combine(m, [store.run(f"{name}:C{i}", lambda i=i: _sklearn_one(
+                X, y, Xv, yv, Xt, yt, sigma, m, 0, i)) for i in range(LAMBDAS.size)])
         extra = {"dtype": "float32"} if 8.0 * n * m > args.float32_above_gib * 2**30 else {}
         solver = "bcd" if m >= args.bcd_from else "auto"
         r = _dwd(X, y, Xv, yv, Xt, yt, args.eps, kern=kern, approx=method, n_components=m, solver=solver,
                  random_state=0, **extra)
         return dict(method=method, m=m, solver=solver, dtype=extra.get("dtype", "float64"), **r)
+
+    def run_piece(name):
+        """A piece from ``DIR`` or run; scikit-learn's path, where ``DIR`` lacks it whole, is made of its
+        pieces by C and not kept whole, so that the pieces table shows where and when each C ran."""
+        if name.startswith("sklearn:") and not store.has(name):
+            return piece(name)
+        return store.run(name, lambda: piece(name))
 
     names = ["exact"]
     for m in ms:
@@ -328,18 +361,24 @@ def main(argv=None):
         if not args.no_sklearn and m <= n and 8.0 * n * m <= args.sklearn_max_gib * 2**30:
             names.append(f"sklearn:{m}")
     if args.only:
-        unknown = sorted(set(args.only) - set(names))
+        by_c = [f"{name}:C{i}" for name in names if name.startswith("sklearn:") for i in range(LAMBDAS.size)]
+        unknown = sorted(set(args.only) - set(names) - set(by_c))
         if unknown:
             parser.error(f"--only: {unknown} not among this setting's pieces {names}")
         for name in args.only:
-            print(f"{name}: {store.run(name, lambda name=name: piece(name))}", flush=True)
+            if name.count(":") == 2:  # one C of scikit-learn's path
+                m, i = int(name.split(":")[1]), int(name.split(":")[2][1:])
+                result = store.run(name, lambda m=m, i=i: _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, 0, i))
+            else:
+                result = run_piece(name)
+            print(f"{name}: {result}", flush=True)
         print(f"pieces written to {args.pieces}; run without --only to write the report")
         return
     exact = store.run("exact", lambda: piece("exact"))
     print(f"exact: {exact}", flush=True)
     rows = []
     for name in names[1:]:
-        rows.append(store.run(name, lambda name=name: piece(name)))
+        rows.append(run_piece(name))
         print(rows[-1], flush=True)
 
     # ----------------------------------------------------------------- report
