@@ -5,7 +5,7 @@ beside the exact kernel by block coordinate descent and scikit-learn's
 known exactly.
 
 ``python -m benchmarks.features_matter [--full] [--n 20000] [--m 100 300 1000 3000 10000] [--out DIR]
-[--pieces DIR [--only PIECE ...]]``
+[--pieces DIR [--only PIECE ... | --report-only]]``
 
 Data: ``x`` uniform on ``[0, 1)^d`` (``--d``, default 3), cut into ``k``
 cells per axis (``--cells``, default 4: 64 cells); the label is +1 where the
@@ -48,7 +48,8 @@ share the cores::
     python -m benchmarks.features_matter --full --pieces P --only nystroem:50000 ... &
     wait; python -m benchmarks.features_matter --full --pieces P   # the rest, then the report
 
-The report lists each piece's load and machine.
+The report lists each piece's load and machine.  ``--report-only`` writes it
+from the pieces in ``DIR`` alone, naming at the top those not there yet.
 """
 
 from __future__ import annotations
@@ -292,11 +293,15 @@ def main(argv=None):
     parser.add_argument("--pieces", default=None, metavar="DIR",
                         help="keep each piece's result in DIR as it finishes and reuse those of the same setting")
     parser.add_argument("--only", nargs="+", default=None, metavar="PIECE",
-                        help="run only these pieces (exact, nystroem:M, rff:M, sklearn:M, sklearn:M:C<i>) into --pieces, "
-                             "no report")
+                        help="run only these pieces (exact, nystroem:M, rff:M, sklearn:M, sklearn:M:C<i>) "
+                             "into --pieces, no report")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write the report from the pieces in --pieces alone, naming those not there yet")
     args = parser.parse_args(argv)
     if args.only and not args.pieces:
         parser.error("--only needs --pieces DIR, where the pieces are kept")
+    if args.report_only and (not args.pieces or args.only):
+        parser.error("--report-only needs --pieces DIR, and no --only")
     setting = FULL if args.full else REDUCED
     n = args.n or setting["n"]
     ms = args.m or setting["m"]
@@ -374,15 +379,32 @@ def main(argv=None):
             print(f"{name}: {result}", flush=True)
         print(f"pieces written to {args.pieces}; run without --only to write the report")
         return
+    def there(name):
+        return store.has(name) or (name.startswith("sklearn:") and
+                                   all(store.has(f"{name}:C{i}") for i in range(LAMBDAS.size)))
+
+    missing = [name for name in names if not there(name)] if args.report_only else []
+    if "exact" in missing:
+        parser.error(f"--report-only: the exact kernel's piece is not in {args.pieces}")
     exact = store.run("exact", lambda: piece("exact"))
     print(f"exact: {exact}", flush=True)
     rows = []
     for name in names[1:]:
+        if name in missing:
+            continue
         rows.append(run_piece(name))
         print(rows[-1], flush=True)
 
     # ----------------------------------------------------------------- report
     rep.add("## Setting", "")
+    if missing:
+        done = {name: [i for i in range(LAMBDAS.size) if store.has(f"{name}:C{i}")] for name in missing
+                if name.startswith("sklearn:")}
+        rep.add("**Not all of this setting's pieces have run: " + "; ".join(
+            name + (f" (its C's {', '.join(f'C{i}' for i in done[name])} done, the others not)" if done.get(name)
+                    else "") for name in missing)
+            + ". The tables and verdicts below hold the pieces that ran; the command without `--report-only` "
+            "runs the rest and writes the report again.**", "")
     if is_full:
         rep.add(f"The full setting (`--full`): n = {n}, m = {', '.join(map(str, ms))}.", "")
     else:
@@ -427,7 +449,12 @@ def main(argv=None):
     def pp(err):
         return f"{100 * (err - exact['test_error']):+.2f}"
 
-    rep.add("Test error and time against m (one run; ratios and gaps against the exact kernel measured in it):", "")
+    if any(kept for *_, kept in store.log):
+        rep.add("Test error and time against m (ratios and gaps against the exact kernel; the pieces ran apart, at "
+                "the loads listed below the verdicts):", "")
+    else:
+        rep.add("Test error and time against m (one run; ratios and gaps against the exact kernel measured in it):",
+                "")
     table = [[_label(exact), "—", _shared.seconds(exact["fit_s"]), "1.0x", f"lambda {exact['lambda_best']:.0e}",
               f"{exact['val_error']:.4f}", f"{exact['test_error']:.4f}", "0",
               f"{100 * (exact['test_error'] - bayes):+.2f}"]]
@@ -491,6 +518,7 @@ def main(argv=None):
                                          n_test=n_test, board=board, bayes=bayes, bayes_rule_test=bayes_rule_test,
                                          sigma=sigma, sigma_selection=sigma_rows, eps=args.eps,
                                          lambdas=LAMBDAS.tolist(), exact=exact, rows=rows, verdicts=verdicts,
+                                         missing=missing,
                                          pieces=[dict(piece=name, machine=machine, load_start=start, load_end=end,
                                                       in_this_process=not kept)
                                                  for name, machine, start, end, kept in store.log]),
