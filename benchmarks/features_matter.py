@@ -507,11 +507,11 @@ def main(argv=None):
         machines = sorted({m for _, m, _, _, _ in store.log})
         rep.add("The pieces ran as separate steps (`--pieces`), some in other processes beside one another; each "
                 "took the time in the table on the machine and under the load (1, 5, 15 min) below:", "")
-        rep.table(["piece", "in this process", "load at its start", "load at its end", "machine"],
+        rep.table(["piece", "in this process", "load at its start", "load at its end", "machine, commit"],
                   [[name, "no" if kept else "yes", ", ".join(f"{v:.2f}" for v in start),
                     ", ".join(f"{v:.2f}" for v in end), machines.index(machine) + 1]
                    for name, machine, start, end, kept in store.log])
-        rep.add("", *(f"Machine {i + 1}: {m}." for i, m in enumerate(machines)), "")
+        rep.add("", *(f"Machine and commit {i + 1}: {m}." for i, m in enumerate(machines)), "")
     rep.add("![test error and time against m](features_matter.png)")
     json_path = out_dir / f"{NAME}.json"
     json_path.write_text(json.dumps(dict(command=rep.command, full=is_full, n=n, m=ms, n_val=args.n_val,
