@@ -1,8 +1,10 @@
 """Checks of scalar arguments, shared by every module that takes one.
 
-Each returns the value converted (``float`` or ``int``) or raises
-``TypeError`` (not a number of the right kind) or ``ValueError`` (out of
-range), with a message that starts with the argument's name.
+Each number check returns the value converted (``float`` or ``int``) or
+raises ``TypeError`` (not a number of the right kind) or ``ValueError`` (out
+of range), with a message that starts with the argument's name.
+:func:`float_dtype` reads a ``dtype`` argument and leaves the refusal to its
+caller, whose message names what the dtype is for.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_real", "check_integer"]
+__all__ = ["check_real", "check_integer", "float_dtype", "FLOAT_DTYPES"]
+
+# the two floating types a matrix of the engine may be held in
+FLOAT_DTYPES = ("float64", "float32")
 
 _RANGES = {
     "positive": ("positive and finite", lambda v: v > 0),
@@ -42,3 +47,15 @@ def check_integer(value, name, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
     return int(value)
+
+
+def float_dtype(value):
+    """``value`` as float64 or float32 (a name, a type or a dtype), else None.
+
+    ``None`` reads as float64, numpy's default.
+    """
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        return None
+    return dtype if dtype.name in FLOAT_DTYPES else None

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from ._scalars import check_integer, check_real
+from ._scalars import check_integer, check_real, float_dtype
 
 __all__ = [
     "Kernel",
@@ -128,11 +128,8 @@ class Kernel:
 
     def __call__(self, x: ArrayLike, y: ArrayLike | None = None, *,
                  dtype: Any = np.float64) -> NDArray[np.floating]:
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            dtype = None
-        if dtype not in (np.float64, np.float32):
+        dtype = float_dtype(dtype)
+        if dtype is None:
             raise TypeError("dtype must be np.float64 or np.float32 (the kernel matrix is held in one of them)")
         x = _rows(x, "x")
         y = x if y is None else _rows(y, "y")

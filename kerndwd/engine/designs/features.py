@@ -38,7 +38,7 @@ from abc import abstractmethod
 import numpy as np
 from scipy import linalg
 
-from ..._scalars import check_integer
+from ..._scalars import FLOAT_DTYPES, check_integer, float_dtype
 from ..cache import available_memory, gib
 from ..capabilities import DesignCapabilities
 from ..feature_maps import LANDMARKS, SPECTRAL_SAMPLERS, FourierMap, NystroemMap
@@ -58,7 +58,7 @@ DEFAULT_N_COMPONENTS = 1000
 #: How Nystrom landmarks are chosen (see :class:`NystroemDesign`).
 LANDMARK_METHODS = ("uniform", "kmeans++", "leverage")
 #: Storage types of the feature matrix.
-FEATURE_DTYPES = ("float64", "float32")
+FEATURE_DTYPES = FLOAT_DTYPES
 
 
 class FeatureDesign(Design):
@@ -205,14 +205,9 @@ class _StoredFeatureDesign(FeatureDesign):
         name = f"approx={self.name!r}: "
         m = options.get("n_components")
         self.n_components = None if m is None else check_integer(m, name + "n_components", 1)
-        dtype = options.get("dtype", "float64")
-        try:
-            dtype = np.dtype(dtype).name
-        except TypeError:
-            dtype = None
-        if dtype not in FEATURE_DTYPES:
+        self.dtype = float_dtype(options.get("dtype", "float64"))
+        if self.dtype is None:
             raise ValueError(f"{name}dtype must be one of {list(FEATURE_DTYPES)}, got {options.get('dtype')!r}")
-        self.dtype = np.dtype(dtype)
         chunk = options.get("chunk_size")
         self.chunk_size = None if chunk is None else check_integer(chunk, name + "chunk_size", 1)
         self.seed = _resolve_seed(random_state)
