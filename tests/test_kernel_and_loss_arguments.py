@@ -69,7 +69,8 @@ def test_a_kernel_matrix_is_held_in_float64_or_float32_only(dtype):
     integer type would truncate every entry below one to zero, silently."""
     X = np.random.default_rng(0).normal(size=(6, 2))
     kern = kerndwd.rbfdot(0.5)
-    with pytest.raises(TypeError, match="dtype must be np.float64 or np.float32"):
+    with pytest.raises(TypeError, match=r"^dtype must be np\.float64 or np\.float32 "
+                                        r"\(the kernel matrix is held in one of them\)$"):
         kern(X, dtype=dtype)
     assert kern(X, dtype="float32").dtype == np.float32
     np.testing.assert_array_equal(kern(X, dtype=np.float64), kern(X))
