@@ -111,23 +111,49 @@ def _dwd(X, y, Xv, yv, Xt, yt, eps, **fit_args):
                 chosen=None if chosen is None else str(chosen))
 
 
-def _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, seed, index):
-    """Nystroem + LinearSVC at the C matching ``LAMBDAS[index]``: the time of the
-    features and of the fit, and the validation and test errors."""
+def _svc_fit(Z, y, c, conn):
+    """In a forked child: fit ``LinearSVC`` on ``Z`` and send back the model and the
+    number of convergence warnings."""
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.kernel_approximation import Nystroem
     from sklearn.svm import LinearSVC
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model = LinearSVC(C=c, dual=False, tol=1e-4, max_iter=1000).fit(Z, y)
+    conn.send((model, int(sum(issubclass(w.category, ConvergenceWarning) for w in caught))))
+    conn.close()
+
+
+def _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, seed, index, budget=None):
+    """Nystroem + LinearSVC at the C matching ``LAMBDAS[index]``: the time of the
+    features and of the fit, and the validation and test errors.  The fit runs in
+    a forked process (the features shared, not copied); one that runs past
+    ``budget`` seconds is stopped and the result says so (``stopped_after_s``), with
+    no errors."""
+    import multiprocessing
+
+    from sklearn.kernel_approximation import Nystroem
 
     c = _shared.svm_cost(LAMBDAS[index], X.shape[0])
     start = time.perf_counter()
     feats = Nystroem(kernel="rbf", gamma=sigma, n_components=m, random_state=seed).fit(X)
     Z = feats.transform(X)
     features_s = time.perf_counter() - start
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_svc_fit, args=(Z, y, c, send))
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        model = LinearSVC(C=c, dual=False, tol=1e-4, max_iter=1000).fit(Z, y)
+    child.start()
+    send.close()
+    done = receive.poll(budget)  # None: wait for it, however long
     svc_s = time.perf_counter() - start
+    if not done:
+        child.kill()
+        child.join()
+        return dict(C=float(c), features_s=features_s, svc_s=svc_s, stopped_after_s=float(budget),
+                    predict_s=0.0, val_error=None, test_error=None, unconverged=0)
+    model, unconverged = receive.recv()
+    child.join()
     del Z
     start = time.perf_counter()
 
@@ -137,23 +163,28 @@ def _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, seed, index):
     val = _shared.error_rates(_in_chunks(labels, Xv), yv)[0]
     test = _shared.error_rates(_in_chunks(labels, Xt), yt)[0]
     return dict(C=float(c), features_s=features_s, svc_s=svc_s, predict_s=time.perf_counter() - start,
-                val_error=float(val), test_error=float(test),
-                unconverged=int(sum(issubclass(w.category, ConvergenceWarning) for w in caught)))
+                val_error=float(val), test_error=float(test), unconverged=unconverged)
 
 
 def _sklearn_combine(m, parts):
     """The path of C's from its fits, one a piece: the time is the features once (the
-    mean over the pieces, which each made them) and every C's fit; C chosen on
-    validation, the test error read there."""
-    val = np.array([p["val_error"] for p in parts])
-    best = _shared.choose_on_validation(val)
+    mean over the pieces, which each made them) and every C's fit, a stopped one
+    for the time it ran; C chosen on validation among the fits that finished, the
+    test error read there."""
+    done = [i for i, p in enumerate(parts) if p.get("stopped_after_s") is None]
+    if not done:
+        raise RuntimeError(f"sklearn:{m}: no C's fit finished within its time budget")
+    val = np.array([parts[i]["val_error"] for i in done])
+    best = done[_shared.choose_on_validation(val)]
     return dict(method="sklearn", m=m, fit_s=float(np.mean([p["features_s"] for p in parts])
                                                   + sum(p["svc_s"] for p in parts)),
                 predict_s=float(sum(p["predict_s"] for p in parts)), C_best=parts[best]["C"], best_index=int(best),
-                lambda_equivalent=float(LAMBDAS[best]), val_errors=val.tolist(),
-                val_error=float(val[best]), test_error=float(parts[best]["test_error"]),
+                lambda_equivalent=float(LAMBDAS[best]), val_errors=[p["val_error"] for p in parts],
+                val_error=float(parts[best]["val_error"]), test_error=float(parts[best]["test_error"]),
                 unconverged=int(sum(p["unconverged"] for p in parts)), by_piece=True,
-                svc_s=[p["svc_s"] for p in parts])
+                svc_s=[p["svc_s"] for p in parts],
+                stopped={f"C{i}": p["stopped_after_s"] for i, p in enumerate(parts)
+                         if p.get("stopped_after_s") is not None})
 
 
 def _choose_sigma(grid, rows, n_val, d, cells, noise, eps):
@@ -193,6 +224,10 @@ class _Pieces:
 
     def _path(self, name):
         return None if self.dir is None else self.dir / (name.replace(":", "_") + ".json")
+
+    def read(self, name, **extra):
+        """The result of the piece ``name`` kept in ``DIR`` from this setting, or None."""
+        return json.loads(self._path(name).read_text())["result"] if self.has(name, **extra) else None
 
     def has(self, name, **extra):
         """Whether ``DIR`` holds the piece ``name`` from this setting."""
@@ -289,6 +324,9 @@ def main(argv=None):
     parser.add_argument("--bcd-from", type=int, default=2000,
                         help="approximations with m at least this run solver='bcd'; below, solver='auto'")
     parser.add_argument("--no-sklearn", action="store_true")
+    parser.add_argument("--svc-budget", default="exact", metavar="SECONDS",
+                        help="stop a LinearSVC fit after this many seconds and leave its C out of the choice "
+                             "(default 'exact': the exact kernel's whole path; 'none': no limit)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--pieces", default=None, metavar="DIR",
                         help="keep each piece's result in DIR as it finishes and reuse those of the same setting")
@@ -302,6 +340,13 @@ def main(argv=None):
         parser.error("--only needs --pieces DIR, where the pieces are kept")
     if args.report_only and (not args.pieces or args.only):
         parser.error("--report-only needs --pieces DIR, and no --only")
+    if args.svc_budget not in ("exact", "none"):
+        try:
+            if not float(args.svc_budget) > 0:
+                raise ValueError
+        except ValueError:
+            parser.error(f"--svc-budget must be a positive number of seconds, 'exact' or 'none', "
+                         f"got {args.svc_budget!r}")
     setting = FULL if args.full else REDUCED
     n = args.n or setting["n"]
     ms = args.m or setting["m"]
@@ -336,6 +381,18 @@ def main(argv=None):
     store.settings["sigma"] = sigma
     kern = kerndwd.rbfdot(sigma)
 
+    def svc_budget():
+        """Seconds a LinearSVC fit may take: ``--svc-budget``, or by default the exact kernel's whole
+        path (a fit of one C that takes longer has lost an approximation's reason to be); None: no limit."""
+        if args.svc_budget == "none":
+            return None
+        if args.svc_budget != "exact":
+            return float(args.svc_budget)
+        kept = store.read("exact") if args.pieces else None
+        return kept["fit_s"] if kept is not None else exact_in_run.get("fit_s")
+
+    exact_in_run = {}
+
     def piece(name):
         """The result of one piece: ``exact``, ``nystroem:M``, ``rff:M`` or ``sklearn:M``."""
         if name == "exact":
@@ -346,7 +403,7 @@ def main(argv=None):
             # one piece per C (``sklearn:M:C<i>``, i the lambda's index), so that two processes share them
             # and a stopped run keeps the fits it finished
             return _sklearn_combine(m, [store.run(f"{name}:C{i}", lambda i=i: _sklearn_one(
-                X, y, Xv, yv, Xt, yt, sigma, m, 0, i)) for i in range(LAMBDAS.size)])
+                X, y, Xv, yv, Xt, yt, sigma, m, 0, i, svc_budget())) for i in range(LAMBDAS.size)])
         extra = {"dtype": "float32"} if 8.0 * n * m > args.float32_above_gib * 2**30 else {}
         solver = "bcd" if m >= args.bcd_from else "auto"
         r = _dwd(X, y, Xv, yv, Xt, yt, args.eps, kern=kern, approx=method, n_components=m, solver=solver,
@@ -373,7 +430,8 @@ def main(argv=None):
         for name in args.only:
             if name.count(":") == 2:  # one C of scikit-learn's path
                 m, i = int(name.split(":")[1]), int(name.split(":")[2][1:])
-                result = store.run(name, lambda m=m, i=i: _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, 0, i))
+                result = store.run(name, lambda m=m, i=i: _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, 0, i,
+                                                                       svc_budget()))
             else:
                 result = run_piece(name)
             print(f"{name}: {result}", flush=True)
@@ -387,6 +445,7 @@ def main(argv=None):
     if "exact" in missing:
         parser.error(f"--report-only: the exact kernel's piece is not in {args.pieces}")
     exact = store.run("exact", lambda: piece("exact"))
+    exact_in_run.update(exact)
     print(f"exact: {exact}", flush=True)
     rows = []
     for name in names[1:]:
@@ -436,7 +495,13 @@ def main(argv=None):
             f"`LinearSVC(C, dual=False)` (squared hinge, L2) at C = 1/(2 n lambda) for the same "
             f"{'five' if LAMBDAS.size == 5 else LAMBDAS.size} lambdas, "
             f"C chosen on validation; run at each m where n m float64 numbers take at most "
-            f"{args.sklearn_max_gib:g} GiB.",
+            f"{args.sklearn_max_gib:g} GiB. "
+            + ("Each fit runs with no time limit." if args.svc_budget == "none" else
+               f"A fit of one C that runs past {args.svc_budget} s is stopped and its C left out of the choice."
+               if args.svc_budget != "exact" else
+               f"A fit of one C that runs past the exact kernel's whole path "
+               f"({_shared.seconds(exact['fit_s'])} s) is stopped and its C left out of the choice: at that "
+               f"point it has lost an approximation's reason to be."),
             "- Times are the whole path (all lambdas or all C's, features included), not the predictions.", "")
     if sigma_rows:
         rep.add("Sigma by the exact kernel's validation error (the smallest over the lambdas) on "
@@ -466,6 +531,14 @@ def main(argv=None):
     rep.table(["method", "m", "path s", "time / exact", "chosen", "validation error", "test error",
                "minus exact (pp)", "minus Bayes (pp)"], table)
     rep.add("")
+    for r in sorted((r for r in rows if r.get("stopped")), key=lambda r: r["m"]):
+        rep.add(f"- scikit-learn at m = {r['m']}: the LinearSVC fit at " + ", ".join(
+            f"C = {_shared.svm_cost(LAMBDAS[int(k[1:])], n):.3g} (stopped after {_shared.seconds(v)} s)"
+            for k, v in r["stopped"].items())
+            + " did not finish within the budget; its path time counts the time it ran, and C was chosen among "
+            "the others.")
+    if any(r.get("stopped") for r in rows):
+        rep.add("")
 
     # the properties checked: error falls with m, and at the largest m within 0.5 pp of the exact kernel.
     # A rise is set against the binomial standard error of the difference of two error rates, each read on
