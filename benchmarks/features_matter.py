@@ -32,7 +32,9 @@ The exact kernel is ``solver="bcd"`` on the same n rows.  scikit-learn:
 number of landmarks, then ``LinearSVC`` (squared hinge, primal) at
 ``C = 1 / (2 n lambda)`` for the same lambdas (the same penalty weight),
 C chosen on validation; run at each m where the n x m float64 features take
-at most ``--sklearn-max-gib`` (default 4 GiB).
+at most ``--sklearn-max-gib`` (default 4 GiB).  A fit of one C that runs
+longer than the exact kernel's whole path (``--svc-budget``) is stopped and
+its C left out of the choice.
 
 ``--full`` is the full setting: n = 10^5, m = 10^2 ... 5 10^4, 10^5 test
 rows: hours on one core (Nystrom at m = 5 10^4 alone, the seven lambdas,
