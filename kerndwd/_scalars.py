@@ -52,10 +52,11 @@ def check_integer(value, name, minimum=1):
 def float_dtype(value):
     """``value`` as float64 or float32 (a name, a type or a dtype), else None.
 
-    ``None`` reads as float64, numpy's default.
+    ``None`` reads as float64, numpy's default; the dtype returned is in the
+    machine's byte order, whatever order ``value`` names.
     """
     try:
         dtype = np.dtype(value)
     except TypeError:
         return None
-    return dtype if dtype.name in FLOAT_DTYPES else None
+    return np.dtype(dtype.name) if dtype.name in FLOAT_DTYPES else None

@@ -186,16 +186,18 @@ def test_the_loss_functions_default_to_q_1():
 @pytest.mark.parametrize("value, name", [
     (None, "float64"), ("float64", "float64"), ("f8", "float64"), (float, "float64"),
     (np.float32, "float32"), (np.dtype("float32"), "float32"), ("float32", "float32"),
+    (">f8", "float64"), ("<f4", "float32"),
     (np.float16, None), ("int64", None), (complex, None), ("not a dtype", None), (object(), None),
 ])
 def test_float_dtype_reads_a_name_a_type_or_a_dtype_as_one_of_the_two_floats(value, name):
     """One reading of a ``dtype`` argument serves the kernel matrix and the
-    stored features; ``None`` is numpy's default, float64."""
+    stored features; ``None`` is numpy's default, float64, and a byte order
+    named is read as the machine's."""
     from kerndwd._scalars import FLOAT_DTYPES, float_dtype
 
     read = float_dtype(value)
     if name is None:
         assert read is None
     else:
-        assert isinstance(read, np.dtype) and read.name == name
+        assert isinstance(read, np.dtype) and read.name == name and read.isnative
     assert FLOAT_DTYPES == ("float64", "float32")
