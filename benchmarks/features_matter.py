@@ -154,7 +154,12 @@ def _sklearn_one(X, y, Xv, yv, Xt, yt, sigma, m, seed, index, budget=None):
         child.join()
         return dict(C=float(c), features_s=features_s, svc_s=svc_s, stopped_after_s=float(budget),
                     predict_s=0.0, val_error=None, test_error=None, unconverged=0)
-    model, unconverged = receive.recv()
+    try:
+        model, unconverged = receive.recv()
+    except EOFError:  # the child ended without a model (killed for memory, say)
+        child.join()
+        raise RuntimeError(f"the LinearSVC fit at C = {c:g} (m = {m}) ended with exit code {child.exitcode} "
+                           "and no model") from None
     child.join()
     del Z
     start = time.perf_counter()
@@ -185,8 +190,8 @@ def _sklearn_combine(m, parts):
                 val_error=float(parts[best]["val_error"]), test_error=float(parts[best]["test_error"]),
                 unconverged=int(sum(p["unconverged"] for p in parts)), by_piece=True,
                 svc_s=[p["svc_s"] for p in parts],
-                stopped={f"C{i}": p["stopped_after_s"] for i, p in enumerate(parts)
-                         if p.get("stopped_after_s") is not None})
+                stopped=[dict(C=p["C"], after_s=p["stopped_after_s"]) for p in parts
+                         if p.get("stopped_after_s") is not None])
 
 
 def _choose_sigma(grid, rows, n_val, d, cells, noise, eps):
@@ -227,26 +232,33 @@ class _Pieces:
     def _path(self, name):
         return None if self.dir is None else self.dir / (name.replace(":", "_") + ".json")
 
+    def _kept(self, name, **extra):
+        """The record of the piece ``name`` kept in ``DIR`` from this setting (with its
+        machine and loads), or None: one reading for ``has``, ``read`` and ``run``."""
+        path = self._path(name)
+        if path is None or not path.exists():
+            return None
+        kept = json.loads(path.read_text())
+        return kept if kept["setting"] == json.loads(json.dumps(dict(self.settings, **extra))) else None
+
     def read(self, name, **extra):
         """The result of the piece ``name`` kept in ``DIR`` from this setting, or None."""
-        return json.loads(self._path(name).read_text())["result"] if self.has(name, **extra) else None
+        kept = self._kept(name, **extra)
+        return None if kept is None else kept["result"]
 
     def has(self, name, **extra):
         """Whether ``DIR`` holds the piece ``name`` from this setting."""
-        path = self._path(name)
-        return (path is not None and path.exists()
-                and json.loads(path.read_text())["setting"] == json.loads(json.dumps(dict(self.settings, **extra))))
+        return self._kept(name, **extra) is not None
 
     def run(self, name, compute, **extra):
         import os
 
         setting = dict(self.settings, **extra)
         path = self._path(name)
-        if path is not None and path.exists():
-            kept = json.loads(path.read_text())
-            if kept["setting"] == json.loads(json.dumps(setting)):
-                self.log.append((name, kept["machine"], kept["load_start"], kept["load_end"], True))
-                return kept["result"]
+        kept = self._kept(name, **extra)
+        if kept is not None:
+            self.log.append((name, kept["machine"], kept["load_start"], kept["load_end"], True))
+            return kept["result"]
         load_start = list(os.getloadavg())
         result = compute()
         load_end = list(os.getloadavg())
@@ -535,8 +547,7 @@ def main(argv=None):
     rep.add("")
     for r in sorted((r for r in rows if r.get("stopped")), key=lambda r: r["m"]):
         rep.add(f"- scikit-learn at m = {r['m']}: the LinearSVC fit at " + ", ".join(
-            f"C = {_shared.svm_cost(LAMBDAS[int(k[1:])], n):.3g} (stopped after {_shared.seconds(v)} s)"
-            for k, v in r["stopped"].items())
+            f"C = {stop['C']:.3g} (stopped after {_shared.seconds(stop['after_s'])} s)" for stop in r["stopped"])
             + " did not finish within the budget; its path time counts the time it ran, and C was chosen among "
             "the others.")
     if any(r.get("stopped") for r in rows):
