@@ -32,8 +32,8 @@ def test_the_chooser_picks_and_says_why(monkeypatch):
                            "(0.043 GiB with the features)")
     pick = auto.for_rows(10000, 5, RBF, "remote", False)
     assert type(pick) is FourierDesign and pick.chosen == (
-        "approx='rff' with solver='auto': rows not in memory: the (m + 1) system (the blocks take rows in memory "
-        "only)")
+        "approx='rff' with solver='auto': m = 500 columns: one (m + 1) x (m + 1) system (0.0056 GiB on the client; "
+        "the features on the workers)")
     for option in ("block_size", "cache_features"):
         value = 64 if option == "block_size" else True
         pick = FeatureAutoDesign("nystroem", n_components=500, **{option: value}).for_rows(10000, 5, RBF, "dense",
@@ -64,6 +64,15 @@ def test_the_chooser_takes_the_blocks_beyond_the_memory_budget(monkeypatch):
                            f"system take 0.043 GiB, beyond the memory budget: sweeps over blocks of "
                            f"{pick.block_size} columns")
     assert seen == [(None, need)]  # an unknown memory: the system's own size, so the plain design is kept
+    # on a cluster the budget holds the client's system alone: the features are on the workers
+    system = FourierDesign(n_components=500).system_bytes(10000, "remote")
+    monkeypatch.setattr(feature_bcd_module, "memory_budget", lambda memory, unknown: system - 1.0)
+    remote = FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "remote", False)
+    assert type(remote) is FourierBlockDesign and remote.chosen == (
+        "approx='rff' with solver='auto': m = 500 columns: the (m + 1) x (m + 1) system takes 0.0056 GiB, beyond "
+        f"the memory budget: sweeps over blocks of {remote.block_size} columns")
+    monkeypatch.setattr(feature_bcd_module, "memory_budget", lambda memory, unknown: system)
+    assert type(FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "remote", False)) is FourierDesign
     monkeypatch.setattr(feature_bcd_module, "memory_budget", lambda memory, unknown: need)
     assert type(FeatureAutoDesign("rff", n_components=500).for_rows(10000, 5, RBF, "dense", False)) is FourierDesign
 

@@ -42,7 +42,11 @@ from ..kernel_checks import check_kernel_rows
 from ..majorisers.feature_blocks import DEFAULT_FEATURE_BLOCK, FeatureBlockCoordinate, FourierBlockForm, \
     LandmarkBlockForm
 from ..predictors import FeaturePredictor, KernelPredictor
+from ..row_chunks import RowChunks
 from .base import ChooserDesign, design_class, design_names, make_design
+from .dask import map_input
+from .dask_bcd import check_kernel_on_chunks
+from .dask_feature_bcd import DaskFeatureBlockCoordinate
 from .features import FourierDesign, NystroemDesign
 
 __all__ = ["FeatureBlockDesign", "FourierBlockDesign", "NystroemBlockDesign", "BLOCK_DESIGNS",
@@ -78,6 +82,21 @@ class FeatureBlockDesign:
         """How refusals name this design."""
         return f"approx={self.name!r} with solver='bcd'"
 
+    def capabilities(self, kern, storage):
+        """What the design supports on rows stored as ``storage``: rows in memory,
+        and rows held by a Dask cluster when asked about those (:attr:`on_cluster`).
+
+        Parameters
+        ----------
+        kern : Kernel
+        storage : str
+
+        Returns
+        -------
+        DesignCapabilities
+        """
+        return self.on_cluster if storage == "remote" else self.declared
+
     def for_rows(self, n, p, kern, storage, weighted):
         return self  # no (m + 1) system: memory is O(n b + m b), the cache only where it fits
 
@@ -96,6 +115,8 @@ class FeatureBlockDesign:
         return keeps(self.cache_features, float(n) * m * self.dtype.itemsize)
 
     def blas_work(self, problem):
+        if problem.storage == "remote":
+            return 0.0, 0.0  # the columns are formed on the workers; the client solves small systems
         n, m = problem.n, self.components(problem.n)
         b = min(self.block_size, m)
         return 2.0 * n * m * b, 4.0 * n * m  # the block Grams once; two products per block per sweep
@@ -105,6 +126,12 @@ class FeatureBlockDesign:
 
     def _rows_per_tile(self):
         return self.chunk_size
+
+    def _on_cluster(self, problem, predictor, **columns):
+        """The sweeps on rows held by a Dask cluster (:mod:`.dask_feature_bcd`):
+        the rows stay there, each chunk's columns are formed (or kept) beside it."""
+        return DaskFeatureBlockCoordinate(problem.X, problem.loss, problem.gam, predictor, self.block_size,
+                                          self.cache_features, self.dtype, self._rows_per_tile(), **columns)
 
 
 class FourierBlockDesign(FeatureBlockDesign, FourierDesign):
@@ -158,6 +185,9 @@ class FourierBlockDesign(FeatureBlockDesign, FourierDesign):
     option_names = FourierDesign.option_names + _OPTIONS
     declared = DesignCapabilities(storage=("dense",), solvers=("mm",), kernels=tuple(sorted(SPECTRAL_SAMPLERS)),
                                   float32=True, default_stop="kkt")
+    #: asked about rows held by a Dask cluster: the same sweeps, run beside the row chunks
+    on_cluster = DesignCapabilities(storage=("dense", "remote"), solvers=("mm",),
+                                    kernels=tuple(sorted(SPECTRAL_SAMPLERS)), float32=True, default_stop="kkt")
 
     def __init__(self, random_state=None, **options):
         super().__init__(random_state=random_state, **options)
@@ -168,7 +198,9 @@ class FourierBlockDesign(FeatureBlockDesign, FourierDesign):
 
     def majoriser(self, problem, cache):
         X = problem.X
-        fmap = cache.memo("feature_map", lambda: self.fitted_map(X, problem.kern))
+        fmap = cache.memo("feature_map", lambda: self.fitted_map(map_input(X), problem.kern))
+        if problem.storage == "remote":
+            return self._on_cluster(problem, FeaturePredictor(fmap, problem.p), fmap=fmap)
         keep = self.keeps_features(problem.n, fmap.n_components)
         form = cache.memo(("feature_blocks", self.block_size, keep), lambda: FourierBlockForm(
             fmap, X, self.block_size, dtype=self.dtype, cache=keep, tile_rows=self._rows_per_tile()))
@@ -226,6 +258,9 @@ class NystroemBlockDesign(FeatureBlockDesign, NystroemDesign):
     option_names = NystroemDesign.option_names + _OPTIONS
     declared = DesignCapabilities(storage=("dense",), solvers=("mm",), float32=True, kernel_checks=True,
                                   default_stop="kkt")
+    #: asked about rows held by a Dask cluster: the same sweeps, run beside the row chunks
+    on_cluster = DesignCapabilities(storage=("dense", "remote"), solvers=("mm",), float32=True, kernel_checks=True,
+                                    default_stop="kkt")
 
     def __init__(self, random_state=None, **options):
         super().__init__(random_state=random_state, **options)
@@ -234,6 +269,13 @@ class NystroemBlockDesign(FeatureBlockDesign, NystroemDesign):
     def majoriser(self, problem, cache):
         X, kern = problem.X, problem.kern
         m = self.components(problem.n)
+        if problem.storage == "remote":  # the kernel is checked where the rows live; the landmarks are fetched
+            cache.memo("kernel_rows_checked", lambda: check_kernel_on_chunks(RowChunks(X), kern))
+            view = map_input(X)
+            rows = cache.memo("landmark_rows", lambda: LANDMARKS[self.landmarks](view, kern, m, self.rng()))
+            landmarks = np.ascontiguousarray(view[rows], dtype=float)
+            return self._on_cluster(problem, KernelPredictor(kern, landmarks), kern=kern, landmarks=landmarks,
+                                    landmark_rows=rows)
         cache.memo("kernel_rows_checked", lambda: check_kernel_rows(kern, X))
         rows = cache.memo("landmark_rows", lambda: LANDMARKS[self.landmarks](X, kern, m, self.rng()))
         keep = self.keeps_features(problem.n, m)
@@ -301,13 +343,15 @@ class FeatureAutoDesign(ChooserDesign):
     model (the same features or landmarks for the same seed), only the solver
     differs.
 
-    * rows not in memory (a Dask cluster): the in-memory design (its features
-      stay on the workers; the blocks take rows in memory only);
     * ``block_size`` or ``cache_features`` given, more than
       :data:`FEATURE_SYSTEM_MAX` columns, or the features and the system
       beyond the memory budget (:func:`kerndwd.engine.cache.memory_budget`):
       the block variant (:func:`feature_block_design`);
     * otherwise the in-memory design's one ``(m + 1)`` system.
+
+    The same rules hold on rows held by a Dask cluster, where the features
+    (or the blocks' columns) live on the workers and the memory budget is the
+    client's, for the ``(m + 1)`` system alone.
 
     The pick and why are in ``path.chosen`` and ``print(path)``.
 
@@ -356,19 +400,19 @@ class FeatureAutoDesign(ChooserDesign):
         plain = self._plain()
         m = plain.components(n)
         need = plain.system_bytes(n, storage)
-        if storage != "dense":
-            pick, why = plain, "rows not in memory: the (m + 1) system (the blocks take rows in memory only)"
-        elif any(k in self.options for k in ("block_size", "cache_features")):
+        if any(k in self.options for k in ("block_size", "cache_features")):
             pick, why = self.block, f"block options given: sweeps over blocks of {self.block.block_size} columns"
         elif m > FEATURE_SYSTEM_MAX:
             pick, why = self.block, (f"m = {m} columns, more than {FEATURE_SYSTEM_MAX}: sweeps over blocks of "
                                      f"{self.block.block_size} columns")
         elif need > memory_budget(None, need):
-            pick, why = self.block, (f"m = {m} columns: the features and the (m + 1) x (m + 1) system take "
-                                     f"{gib(need)}, beyond the memory budget: sweeps over blocks of "
-                                     f"{self.block.block_size} columns")
+            what = "the features and the (m + 1) x (m + 1) system take" if storage == "dense" else \
+                "the (m + 1) x (m + 1) system takes"
+            pick, why = self.block, (f"m = {m} columns: {what} {gib(need)}, beyond the memory budget: sweeps over "
+                                     f"blocks of {self.block.block_size} columns")
         else:
-            pick, why = plain, f"m = {m} columns: one (m + 1) x (m + 1) system ({gib(need)} with the features)"
+            where = "with the features" if storage == "dense" else "on the client; the features on the workers"
+            pick, why = plain, f"m = {m} columns: one (m + 1) x (m + 1) system ({gib(need)} {where})"
         if pick is plain:
             plain.for_rows(n, p, kern, storage, weighted)  # refuses a system beyond the memory available
         pick.chosen = f"approx={self.name!r} with solver='auto': {why}"

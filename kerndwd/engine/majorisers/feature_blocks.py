@@ -84,7 +84,7 @@ Memory: one ``n x b`` block per thread, the ``m / b`` Grams and factors
 from __future__ import annotations
 
 import threading
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 
 import numpy as np
 from scipy import linalg
@@ -98,7 +98,7 @@ from .blocks import POOL_NAME, BlockKernelForm, bordered_gram, global_step, part
 from .contract import Majoriser
 from .linear import spd_solver
 
-__all__ = ["ColumnBlockForm", "FourierBlockForm", "LandmarkBlockForm", "FeatureBlockCoordinate",
+__all__ = ["ColumnBlocks", "ColumnBlockForm", "FourierBlockForm", "LandmarkBlockForm", "FeatureBlockCoordinate",
            "DEFAULT_FEATURE_BLOCK", "column_blocks"]
 
 #: Default columns per block (features or landmarks).
@@ -121,11 +121,10 @@ def column_blocks(m, block_size):
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-class ColumnBlockForm(Form):
-    """``f = b0 + C theta`` with ``C`` (``n x m``) formed a block of columns at a time.
+class ColumnBlocks(ABC):
+    """The columns of an ``n x m`` matrix ``C``, formed a block of columns at a time.
 
-    Subclasses give :meth:`_tile` (the columns ``start:stop`` of some rows)
-    and the penalty.  A block is formed in tiles of rows of about
+    Subclasses give :meth:`_tile` (the columns ``start:stop`` of some rows).  A block is formed in tiles of rows of about
     :data:`TILE_ENTRIES` entries, split between worker threads; with
     ``cache=True`` every block is formed once, stored as ``dtype`` (float32
     halves the memory; products are still accumulated in float64) and read
@@ -231,6 +230,12 @@ class ColumnBlockForm(Form):
         for k, (a, b) in enumerate(self.blocks):
             out[a:b] = self.block(k).T @ z
         return out
+
+
+
+class ColumnBlockForm(ColumnBlocks, Form):
+    """``f = b0 + C theta`` with ``C`` (``n x m``) formed a block of columns at a
+    time (:class:`ColumnBlocks`); subclasses give the columns and the penalty."""
 
     # --- what the sweeps need of the penalty theta' Omega theta
     #: None for Omega = I; the landmark rows for Omega = K_LL
