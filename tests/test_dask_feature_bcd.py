@@ -21,24 +21,18 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
 from _cluster import client, cluster_client  # noqa: E402,F401  (fixtures)
+from _sweeps import agree, circle  # noqa: E402
 
 RBF = kerndwd.rbfdot(1.0)
 
 
 def _circle(n=160, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 2))
-    y = np.where((X ** 2).sum(axis=1) + 0.3 * rng.standard_normal(n) > 1.4, 1, -1)
-    return X, y, rng.uniform(0.5, 2.0, n)
+    return circle(n, seed)
 
 
 def _agree(on_dask, path, X):
-    """The same sweeps, and decision values and objectives equal to 1e-8 relative."""
-    np.testing.assert_array_equal(on_dask.npass, path.npass)
-    assert on_dask.jerr == path.jerr == 0
-    f, g = path.predict(X, type="link"), on_dask.predict(X, type="link")
-    assert np.abs(g - f).max() <= 1e-8 * np.abs(f).max()
-    np.testing.assert_allclose(on_dask.objective, path.objective, rtol=1e-8, atol=0)
+    """As in memory (:func:`_sweeps.agree`), and the coefficients too."""
+    agree(on_dask, path, X)
     np.testing.assert_allclose(on_dask.alpha, path.alpha, rtol=0, atol=1e-6 * np.abs(path.alpha).max())
 
 

@@ -82,6 +82,9 @@ class Design(ABC):
     #: what it supports, whatever the kernel and the storage of the rows (a
     #: design whose support depends on them overrides :meth:`capabilities`)
     declared: DesignCapabilities = DesignCapabilities()
+    #: what it supports on rows held by a Dask cluster, where that differs from
+    #: :attr:`declared` (None: the same)
+    on_cluster: DesignCapabilities | None = None
     #: Why this design fits the problem, when a chooser (``solver="auto"``,
     #: :mod:`kerndwd.engine.designs.auto`) picked it; None when the caller named it
     chosen: str | None = None
@@ -136,9 +139,10 @@ class Design(ABC):
         Returns
         -------
         DesignCapabilities
-            :attr:`declared` unless the design overrides this.
+            :attr:`on_cluster` for rows held by a Dask cluster where the design
+            declares it, :attr:`declared` otherwise (unless the design overrides this).
         """
-        return self.declared
+        return self.on_cluster if storage == "remote" and self.on_cluster is not None else self.declared
 
     def blas_work(self, problem) -> tuple:
         """``(once, per_pass)``: rough operation counts of the largest one-off

@@ -86,21 +86,6 @@ class BlockCoordinateDesign(Design):
             raise TypeError(f"cache_kernel must be True, False or None, got {cache_kernel!r}")
         self.cache_kernel = cache_kernel
 
-    def capabilities(self, kern, storage):
-        """What the design supports on rows stored as ``storage``: rows in memory,
-        and rows held by a Dask cluster when asked about those (:attr:`on_cluster`).
-
-        Parameters
-        ----------
-        kern : Kernel
-        storage : str
-
-        Returns
-        -------
-        DesignCapabilities
-        """
-        return self.on_cluster if storage == "remote" else self.declared
-
     def keeps_kernel(self, n):
         """Whether a fit on ``n`` rows keeps the kernel matrix in memory.
 

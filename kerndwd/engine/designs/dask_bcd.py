@@ -66,7 +66,7 @@ from ..majorisers.linear import spd_solver
 from ..predictors import KernelPredictor
 from ..row_chunks import RowChunks, gather_rows
 
-__all__ = ["check_kernel_on_chunks", "ChunkState", "DaskKernelForm", "DaskBlockCoordinateKernel"]
+__all__ = ["check_kernel_on_chunks", "ChunkState", "ChunkSweeps", "DaskKernelForm", "DaskBlockCoordinateKernel"]
 
 
 def check_kernel_on_chunks(chunks, kern):
@@ -294,7 +294,54 @@ def _gathered(rows):
     return np.asarray(rows, dtype=float)
 
 
-class DaskBlockCoordinateKernel(Majoriser):
+class ChunkSweeps:
+    """What the sweeps on a cluster share: one state per row chunk, made on the
+    worker that holds the chunk, and rounds of one task per state.
+
+    A subclass sets ``chunks`` (:class:`~kerndwd.engine.row_chunks.RowChunks`),
+    ``loss``, and ``_states = _labels = None``, ``_last = ()``, and gives
+    :meth:`_new_state`.
+    """
+
+    def _new_state(self, i, labels, weights):
+        """The handle of chunk ``i``'s state, from its labels and weights (None: unweighted)."""
+        raise NotImplementedError
+
+    def _chunk_states(self, y):
+        """The chunks' states for the labels ``y`` (made on the first sweep, again for other labels)."""
+        if self._states is None or self._labels is not y:
+            chunks = self.chunks
+            labels = chunks.place(y)
+            weights = None if self.loss.weights is None else chunks.place(self.loss.weights)
+            self._states = [self._new_state(i, labels[i], None if weights is None else weights[i])
+                            for i in range(len(chunks))]
+            # every later task updates its chunk's state in place, where it lives
+            self._pinned = chunks.holders(self._states)
+            self._labels = y
+            self._last = ()
+        return self._states
+
+    @staticmethod
+    def _take(coef, directions, step):
+        """Add the global step's coefficients ``coef`` (None: no move) times the
+        directions' moves ``(v0, v)`` (``v`` None: the intercept alone) to
+        ``step``; returns ``coef``."""
+        if coef is not None:
+            for c, (v0, v) in zip(coef, directions):
+                step[0] += c * v0
+                if v is not None:
+                    step[1:] += c * v
+        return coef
+
+    def _round(self, fn, args_of=lambda i: ()):
+        """``fn(state, *args_of(i))`` on the state of every chunk ``i``, where it
+        lives; the results on the client."""
+        chunks = self.chunks
+        return chunks.gather([chunks.submit(i, fn, s, *args_of(i), pinned=self._pinned[i])
+                              for i, s in enumerate(self._states)])
+
+
+class DaskBlockCoordinateKernel(ChunkSweeps, Majoriser):
     """:class:`~kerndwd.engine.majorisers.blocks.BlockCoordinateKernel`'s sweeps on
     rows held by a Dask cluster (module docstring): the same blocks (for the
     same ``block_size`` and ``random_state``), the same moves in the same
@@ -356,28 +403,9 @@ class DaskBlockCoordinateKernel(Majoriser):
         alpha = ChunkedRows.from_dask(da.from_array(coord[1:], chunks=(self.chunks.rows,)))
         return float(alpha @ (f - coord[0]))
 
-    def _chunk_states(self, y):
-        """The chunks' states for the labels ``y`` (made on the first sweep, again for other labels)."""
-        if self._states is None or self._labels is not y:
-            chunks = self.chunks
-            labels = chunks.place(y)
-            weights = None if self.loss.weights is None else chunks.place(self.loss.weights)
-            self._states = [chunks.submit(i, _init_state, chunks.X[i], labels[i],
-                                          None if weights is None else weights[i], self.kern, self.loss.q,
-                                          chunks.bounds[i])
-                            for i in range(len(chunks))]
-            # every later task updates its chunk's state in place, where it lives
-            self._pinned = chunks.holders(self._states)
-            self._labels = y
-            self._last = ()
-        return self._states
-
-    def _round(self, fn, args_of=lambda i: ()):
-        """``fn(state, *args_of(i))`` on the state of every chunk ``i``, where it
-        lives; the results on the client."""
-        chunks = self.chunks
-        return chunks.gather([chunks.submit(i, fn, s, *args_of(i), pinned=self._pinned[i])
-                              for i, s in enumerate(self._states)])
+    def _new_state(self, i, labels, weights):
+        return self.chunks.submit(i, _init_state, self.chunks.X[i], labels, weights, self.kern, self.loss.q,
+                                  self.chunks.bounds[i])
 
     def _global_step(self, outs, step, two_n_lam):
         """The global step's coefficients from the chunks' partial sums (None: no
@@ -389,13 +417,7 @@ class DaskBlockCoordinateKernel(Majoriser):
         gradient = np.array([1.0 * z_sum + 0.0, 0.0 * z_sum + total[0], moves0 * z_sum + total[1]])
         curvature = self.loss.lipschitz * total[2:11].reshape(3, 3)
         curvature[1:, 1:] += two_n_lam * total[11:15].reshape(2, 2)
-        coef = global_coefficients(curvature, gradient)
-        if coef is not None:
-            for c, (v0, v) in zip(coef, directions):
-                step[0] += c * v0
-                if v is not None:
-                    step[1:] += c * v
-        return coef
+        return self._take(global_coefficients(curvature, gradient), directions, step)
 
     def at_lambda(self, lam):
         n, M, blocks, chunks = self.n, self.loss.lipschitz, self.blocks, self.chunks

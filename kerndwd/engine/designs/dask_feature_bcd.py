@@ -56,7 +56,7 @@ from ..majorisers.contract import Majoriser
 from ..majorisers.feature_blocks import ColumnBlocks, FourierBlockForm, LandmarkBlockForm, column_blocks
 from ..majorisers.linear import spd_solver
 from ..row_chunks import RowChunks
-from .dask_bcd import DaskKernelForm
+from .dask_bcd import ChunkSweeps, DaskKernelForm
 
 __all__ = ["ChunkLandmarkForm", "FeatureChunkState", "DaskColumnForm", "DaskFeatureBlockCoordinate",
            "keeps_on_workers"]
@@ -330,16 +330,18 @@ class DaskColumnForm(Form):
         Columns.
     landmark_rows : ndarray of int or None
         Nystrom's landmark rows (None: random features, ``Omega = I``).
+    held : list of (ndarray, ndarray) or None
+        Nystrom: for each chunk, the landmarks it holds and their rows in it.
     dual_metric : LandmarkBlockForm or None
         Nystrom: the landmarks' own form, for ``K_LL^+``.
     kern : Kernel or None
         Nystrom: the kernel, for the bound ``v'Kv`` where ``K_LL`` does not fit.
     """
 
-    def __init__(self, chunks, columns, pinned, m, landmark_rows=None, dual_metric=None, kern=None):
+    def __init__(self, chunks, columns, pinned, m, landmark_rows=None, held=None, dual_metric=None, kern=None):
         self.chunks, self.columns, self.pinned = chunks, columns, pinned
         self.n, self.m = int(chunks.bounds[-1]), int(m)
-        self.landmark_rows = landmark_rows
+        self.landmark_rows, self.held = landmark_rows, held
         self._landmarks, self._kern = dual_metric, kern
         self._full = None
 
@@ -356,29 +358,43 @@ class DaskColumnForm(Form):
         return np.sum(chunks.gather([chunks.submit(i, _apply_t_columns, c, parts[i], pinned=self.pinned[i])
                                      for i, c in enumerate(self.columns)]), axis=0)
 
+    def _at_landmarks(self, rows):
+        """Per-row values (:class:`ChunkedRows`, ``n`` or ``n x k``) at the landmark
+        rows, in the landmarks' order: each chunk returns those it holds."""
+        chunks = self.chunks
+        parts = chunks.place(rows)
+        values = chunks.gather([chunks.submit(i, _rows_at, parts[i], local, pinned=self.pinned[i])
+                                for i, (_, local) in enumerate(self.held)])
+        out = np.empty((self.m,) + np.shape(values[0])[1:])
+        for (held, _), v in zip(self.held, values):
+            out[held] = v
+        return out
+
     def penalty(self, theta, applied=None):
         if self.landmark_rows is None:
             return float(theta @ theta)
-        applied = self.apply(theta) if applied is None else applied
-        return float(theta @ _gathered(applied)[self.landmark_rows])
+        return float(theta @ self._at_landmarks(self.apply(theta) if applied is None else applied))
 
     def penalty_grad(self, theta, applied=None):
         if self.landmark_rows is None:
             return 2.0 * theta
-        return 2.0 * _gathered(self.apply(theta) if applied is None else applied)[self.landmark_rows]
+        return 2.0 * self._at_landmarks(self.apply(theta) if applied is None else applied)
 
     def dual_norm_sq(self, u, theta, lam):
         """As the in-memory forms: ``|C'u + 2 lam theta|^2`` for random features;
-        for Nystrom ``g' K_LL^+ g`` with ``g = C'v``, ``v = u + 2 lam S theta``, or
-        its bound ``v'Kv`` where ``K_LL`` does not fit the memory budget."""
+        for Nystrom ``g' K_LL^+ g`` with ``g = C'v``, ``v = u + 2 lam S theta``
+        (``C'S theta = K_LL theta``, read off ``C theta`` at the landmarks), or
+        its bound ``v'Kv`` where ``K_LL`` does not fit the memory budget (``v``
+        gathered to the client)."""
         if self.landmark_rows is None:
             g = self.apply_t(u) + 2.0 * lam * theta
             return (g * g).sum(axis=0)
+        if self._landmarks.landmark_solve() is not None:
+            g = self.apply_t(u) + 2.0 * lam * self._at_landmarks(self.apply(theta))
+            h = self._landmarks._solve[1].T @ g
+            return (h * h).sum(axis=0)
         v = _gathered(u).copy()
         v[self.landmark_rows] += 2.0 * lam * theta
-        if self._landmarks.landmark_solve() is not None:
-            h = self._landmarks._solve[1].T @ self.apply_t(v)
-            return (h * h).sum(axis=0)
         if self._full is None:
             chunks, n = self.chunks, self.n
             blocks = partition_rows(n, min(n, self._landmarks.width))
@@ -397,11 +413,15 @@ class DaskColumnForm(Form):
         return v.keep() if isinstance(v, ChunkedRows) else v
 
 
+def _rows_at(rows, local):
+    return np.asarray(rows, dtype=float)[local]
+
+
 def _gathered(rows):
     return np.asarray(rows, dtype=float)
 
 
-class DaskFeatureBlockCoordinate(Majoriser):
+class DaskFeatureBlockCoordinate(ChunkSweeps, Majoriser):
     """:class:`~kerndwd.engine.majorisers.feature_blocks.FeatureBlockCoordinate`'s
     sweeps on rows held by a Dask cluster (module docstring): the same blocks,
     the same moves in the same order; only the order of some sums differs.
@@ -463,7 +483,7 @@ class DaskFeatureBlockCoordinate(Majoriser):
             dual = LandmarkBlockForm(kern, landmarks, np.arange(m), block_size)
         self._dual = dual
         self._pinned = chunks.holders(columns)  # each chunk's columns and state live beside it
-        self.form = DaskColumnForm(chunks, columns, self._pinned, m, self.landmark_rows, dual, kern)
+        self.form = DaskColumnForm(chunks, columns, self._pinned, m, self.landmark_rows, self._held, dual, kern)
         self.ncoef = m + 1
         self.blocks = column_blocks(m, block_size)
         self.block_size = max(b - a for a, b in self.blocks)
@@ -481,36 +501,15 @@ class DaskFeatureBlockCoordinate(Majoriser):
         return super().start(alpha)
 
     def penalty_at(self, coord, f):
-        """``theta' theta``, or for Nystrom ``beta' K_LL beta = (S beta)' (f - b0)``,
-        one reduction over the chunks."""
+        """``theta' theta``, or for Nystrom ``beta' K_LL beta = beta' (f - b0)`` at
+        the landmark rows (each chunk returns its landmarks' ``f``)."""
         if self.landmark_rows is None:
             return float(coord[1:] @ coord[1:])
-        da = require_dask()
-        spread = np.zeros(self.n)
-        spread[self.landmark_rows] = coord[1:]
-        spread = ChunkedRows.from_dask(da.from_array(spread, chunks=(self.chunks.rows,)))
-        return float(spread @ (f - coord[0]))
+        return float(coord[1:] @ (self.form._at_landmarks(f) - coord[0]))
 
-    def _chunk_states(self, y):
-        """The chunks' states for the labels ``y`` (made on the first sweep, again for other labels)."""
-        if self._states is None or self._labels is not y:
-            chunks, columns = self.chunks, self.form.columns
-            labels = chunks.place(y)
-            weights = None if self.loss.weights is None else chunks.place(self.loss.weights)
-            self._states = [chunks.submit(i, _init_state, columns[i], labels[i],
-                                          None if weights is None else weights[i], self.loss.q, *self._held[i],
-                                          pinned=self._pinned[i])
-                            for i in range(len(chunks))]
-            self._labels = y
-            self._last = ()
-        return self._states
-
-    def _round(self, fn, args_of):
-        """``fn(state, *args_of(i))`` on the state of every chunk ``i``, where it
-        lives; the results on the client."""
-        chunks = self.chunks
-        return chunks.gather([chunks.submit(i, fn, s, *args_of(i), pinned=self._pinned[i])
-                              for i, s in enumerate(self._states)])
+    def _new_state(self, i, labels, weights):
+        return self.chunks.submit(i, _init_state, self.form.columns[i], labels, weights, self.loss.q,
+                                  *self._held[i], pinned=self._pinned[i])
 
     def _held_values(self, values):
         """The entries of an ``m``-vector at each chunk's landmarks (Nystrom; None each for features)."""
@@ -539,12 +538,7 @@ class DaskFeatureBlockCoordinate(Majoriser):
                 vi, vj = directions[i][1], directions[j][1]
                 curvature[i, j] += two_n_lam * (vi @ vj if self.landmark_rows is None else vi @ at_landmarks[:, j - 1])
         coef = global_coefficients(curvature, gradient, hold=self.landmark_rows is not None)
-        if coef is not None:
-            for c, (v0, v) in zip(coef, directions):
-                step[0] += c * v0
-                if v is not None:
-                    step[1:] += c * v
-        return coef
+        return self._take(coef, directions, step)
 
     def _extra(self):
         return [] if self._ready is None else [self._ready]
@@ -591,11 +585,9 @@ class DaskFeatureBlockCoordinate(Majoriser):
             return solvers[k]
 
         def step_fn(z, coord, *, f, y):
-            """One sweep from ``coord`` (decision values ``f``, labels ``y``; ``z``
-            at ``f`` is formed again on each chunk from them)."""
-            states = self._chunk_states(y)
-            f_rows = chunks.place(f)
-            theta0 = coord[1:]
+            """A sweep from ``coord``, as the in-memory sweep; the chunks form
+            ``z`` again from their rows of ``f``."""
+            states, f_rows, theta0 = self._chunk_states(y), chunks.place(f), coord[1:]
             held_theta = self._held_values(theta0)
             v0s = None
             if self._directions is not None:

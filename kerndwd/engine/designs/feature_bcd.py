@@ -82,21 +82,6 @@ class FeatureBlockDesign:
         """How refusals name this design."""
         return f"approx={self.name!r} with solver='bcd'"
 
-    def capabilities(self, kern, storage):
-        """What the design supports on rows stored as ``storage``: rows in memory,
-        and rows held by a Dask cluster when asked about those (:attr:`on_cluster`).
-
-        Parameters
-        ----------
-        kern : Kernel
-        storage : str
-
-        Returns
-        -------
-        DesignCapabilities
-        """
-        return self.on_cluster if storage == "remote" else self.declared
-
     def for_rows(self, n, p, kern, storage, weighted):
         return self  # no (m + 1) system: memory is O(n b + m b), the cache only where it fits
 
