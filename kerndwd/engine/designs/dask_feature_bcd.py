@@ -92,7 +92,7 @@ class ChunkLandmarkForm(ColumnBlocks):
     def __init__(self, kern, X, landmarks, held, local_rows, block_size, dtype=np.float64, cache=False,
                  tile_rows=None, threads=None):
         self.kern, self.X, self.landmarks = kern, X, landmarks
-        self.held, self.local_rows = np.asarray(held, dtype=np.intp), np.asarray(local_rows, dtype=np.intp)
+        self.held, self.local_rows = held, local_rows
         super().__init__(X.shape[0], landmarks.shape[0], block_size, dtype, cache, tile_rows, threads)
 
     def _tile(self, lo, hi, start, stop):
@@ -112,14 +112,14 @@ class ChunkLandmarkForm(ColumnBlocks):
 # --------------------------------------------------------------------------
 # what a worker keeps of its chunk, and the tasks that update it
 # --------------------------------------------------------------------------
+# the chunk's rows are float64 (the input layer's Dask rows); one thread: the worker's own
 def _fourier_columns(X, fmap, block_size, dtype, cache, tile_rows):
-    return FourierBlockForm(fmap, np.asarray(X, dtype=float), block_size, dtype=dtype, cache=cache,
-                            tile_rows=tile_rows, threads=1)
+    return FourierBlockForm(fmap, X, block_size, dtype=dtype, cache=cache, tile_rows=tile_rows, threads=1)
 
 
 def _landmark_columns(X, kern, landmarks, held, local_rows, block_size, dtype, cache, tile_rows):
-    return ChunkLandmarkForm(kern, np.asarray(X, dtype=float), landmarks, held, local_rows, block_size,
-                             dtype=dtype, cache=cache, tile_rows=tile_rows, threads=1)
+    return ChunkLandmarkForm(kern, X, landmarks, held, local_rows, block_size, dtype=dtype, cache=cache,
+                             tile_rows=tile_rows, threads=1)
 
 
 class FeatureChunkState:
@@ -144,8 +144,8 @@ class FeatureChunkState:
         self.columns, self.y, self.w, self.q = columns, y, w, float(q)
         self.wy = y if w is None else w * y  # DWDLoss.weighted_labels
         self.held, self.local_rows = held, local_rows
-        self.images = None  # C d, the previous sweep's move of f, C D: the next global step's directions
-        self.current = None
+        # set by the sweeps: images (C d, the previous sweep's move of f, C D: the
+        # next global step's directions), current (the last block's columns)
 
     def derivative(self, f):
         """``z = w y V_q'(y f)`` on the chunk."""
@@ -158,11 +158,6 @@ class FeatureChunkState:
         return np.flatnonzero(inside), self.held[inside] - a
 
 
-def _init_state(columns, y, w, q, held, local_rows):
-    return FeatureChunkState(columns, np.asarray(y, dtype=float), None if w is None else np.asarray(w, dtype=float),
-                             q, held, local_rows)
-
-
 def _begin(state, f, theta_held, two_n_lam, v0s, *after):
     """Start a sweep from the decision values ``f`` (the chunk's rows); for Nystrom
     ``theta_held`` holds the coefficients of the chunk's landmarks.  Returns
@@ -171,7 +166,6 @@ def _begin(state, f, theta_held, two_n_lam, v0s, *after):
     step: ``(image - v0)' r`` per direction, ``images' W images``, and the
     images at the chunk's landmarks less ``v0`` (Nystrom).  ``after``: the
     last sweep's results, which must be read before the state changes."""
-    f = np.asarray(f, dtype=float)
     state.f, state.f_now = f, f.copy()
     state.z = state.derivative(f)
     state.two_n_lam = two_n_lam
@@ -198,7 +192,7 @@ def _apply(state, pending):
         _, coef, spread = pending
         if coef is not None:  # in the order of global_step: the intercept, then each direction
             images = [im for im in state.images if im is not None]
-            state.f_now += coef[0] * np.ones(state.f_now.size)
+            state.f_now += coef[0]
             for c, image in zip(coef[1:], images):
                 state.f_now += c * image
             state.z_now = state.derivative(state.f_now)
@@ -354,7 +348,7 @@ class DaskColumnForm(Form):
     def apply_t(self, z):
         """``C' z``: ``m`` numbers per chunk, summed on the client."""
         chunks = self.chunks
-        parts = chunks.place(z) if isinstance(z, ChunkedRows) else _split(_gathered(z), chunks.bounds)
+        parts = chunks.place(z) if isinstance(z, ChunkedRows) else _split(np.asarray(z), chunks.bounds)
         return np.sum(chunks.gather([chunks.submit(i, _apply_t_columns, c, parts[i], pinned=self.pinned[i])
                                      for i, c in enumerate(self.columns)]), axis=0)
 
@@ -365,7 +359,7 @@ class DaskColumnForm(Form):
         parts = chunks.place(rows)
         values = chunks.gather([chunks.submit(i, _rows_at, parts[i], local, pinned=self.pinned[i])
                                 for i, (_, local) in enumerate(self.held)])
-        out = np.empty((self.m,) + np.shape(values[0])[1:])
+        out = np.empty((self.m,) + rows.shape[1:])
         for (held, _), v in zip(self.held, values):
             out[held] = v
         return out
@@ -393,7 +387,7 @@ class DaskColumnForm(Form):
             g = self.apply_t(u) + 2.0 * lam * self._at_landmarks(self.apply(theta))
             h = self._landmarks._solve[1].T @ g
             return (h * h).sum(axis=0)
-        v = _gathered(u).copy()
+        v = np.array(u, dtype=float)  # a copy, on the client
         v[self.landmark_rows] += 2.0 * lam * theta
         if self._full is None:
             chunks, n = self.chunks, self.n
@@ -406,7 +400,7 @@ class DaskColumnForm(Form):
                 return handles
 
             self._full = DaskKernelForm(chunks, self._kern, blocks, block_rows)
-        return (v * _gathered(self._full.apply(v))).sum(axis=0)
+        return (v * np.asarray(self._full.apply(v))).sum(axis=0)
 
     def keep_rows(self, v):
         """New decision values, stored on the workers by the next reduction that reads them."""
@@ -414,11 +408,7 @@ class DaskColumnForm(Form):
 
 
 def _rows_at(rows, local):
-    return np.asarray(rows, dtype=float)[local]
-
-
-def _gathered(rows):
-    return np.asarray(rows, dtype=float)
+    return rows[local]
 
 
 class DaskFeatureBlockCoordinate(ChunkSweeps, Majoriser):
@@ -508,7 +498,7 @@ class DaskFeatureBlockCoordinate(ChunkSweeps, Majoriser):
         return float(coord[1:] @ (self.form._at_landmarks(f) - coord[0]))
 
     def _new_state(self, i, labels, weights):
-        return self.chunks.submit(i, _init_state, self.form.columns[i], labels, weights, self.loss.q,
+        return self.chunks.submit(i, FeatureChunkState, self.form.columns[i], labels, weights, self.loss.q,
                                   *self._held[i], pinned=self._pinned[i])
 
     def _held_values(self, values):
