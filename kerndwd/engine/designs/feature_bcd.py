@@ -7,6 +7,8 @@ so that ``m`` features or landmarks need neither the ``n x m`` feature
 matrix nor the ``(m+1) x (m+1)`` system of the in-memory designs
 (:mod:`kerndwd.engine.designs.features`): memory is ``O(n b + m b)`` for
 blocks of ``b`` columns, plus ``n m`` numbers when the columns are cached.
+On rows held by a Dask cluster the same sweeps run beside the row chunks
+(:mod:`kerndwd.engine.designs.dask_feature_bcd`).
 
 How the combination is named: the registry holds one design per name, and
 the names ``"rff"`` and ``"nystroem"`` stay the in-memory designs'.  The
@@ -60,8 +62,10 @@ class FeatureBlockDesign:
     the in-memory design's class): the options ``block_size`` (columns per
     block, default :data:`DEFAULT_FEATURE_BLOCK`) and ``cache_features`` (keep
     the columns: None, where ``n m`` numbers of ``dtype`` fit the memory
-    budget), rows in memory only, the MM iteration (a sweep is one
-    majorization step), the gradient rule by default.
+    budget), rows in memory or on a Dask cluster (:attr:`on_cluster`: the
+    same sweeps beside the row chunks, :mod:`.dask_feature_bcd`), the MM
+    iteration (a sweep is one majorization step), the gradient rule by
+    default.
     """
 
     def _block_options(self, options):
