@@ -13,6 +13,7 @@ import pytest
 
 import kerndwd
 from kerndwd.engine.designs.dask_feature_bcd import ChunkLandmarkForm, DaskFeatureBlockCoordinate, keeps_on_workers
+from kerndwd.engine import cache as cache_module
 from kerndwd.engine.majorisers import feature_blocks
 from kerndwd.engine.row_chunks import RowChunks
 
@@ -101,9 +102,8 @@ def test_whether_the_columns_are_kept_reads_each_worker_s_memory_limit(client):
     assert keeps_on_workers(True, chunks, 1e12) is True and keeps_on_workers(False, chunks, 1.0) is False
 
 
-class _Client:
-    """A client whose scheduler knows workers without a memory limit, and which
-    predates ``scheduler_info``'s ``n_workers``."""
+class _OldClient:
+    """A client from before ``scheduler_info``'s ``n_workers`` (it reports every worker)."""
 
     def __init__(self, limits):
         self.limits = limits
@@ -114,18 +114,40 @@ class _Client:
         return {"workers": {a: {"memory_limit": v} for a, v in self.limits.items()}}
 
 
+class _NewClient(_OldClient):
+    """A client whose ``scheduler_info`` reports the first ``n_workers`` workers (-1: all)."""
+
+    def scheduler_info(self, n_workers=5):
+        workers = list(super().scheduler_info()["workers"].items())
+        return {"workers": dict(workers if n_workers == -1 else workers[:n_workers])}
+
+
 class _Chunks:
-    def __init__(self, limits, workers):
-        self.client, self.rows, self.workers = _Client(limits), (10, 10), workers
+    def __init__(self, limits, workers, client=_OldClient):
+        self.client, self.rows, self.workers = client(limits), (10, 10), workers
         self.bounds = np.array([0, 10, 20])
 
 
-def test_keeping_the_columns_on_workers_without_a_memory_limit_or_chunks():
-    assert keeps_on_workers(None, _Chunks({"a": 1000, "b": 1000}, [["a"], ["b"]]), 50.0) is True
-    assert keeps_on_workers(None, _Chunks({"a": 1000, "b": 1000}, [["a"], ["a"]]), 50.0) is False  # 1000 on a
-    assert keeps_on_workers(None, _Chunks({"a": 1000, "b": 0}, [["a"], ["b"]]), 1.0) is False  # b: no limit
-    assert keeps_on_workers(None, _Chunks({"a": 1000}, [["a"], ["b"]]), 1.0) is False  # b: unknown
-    assert keeps_on_workers(None, _Chunks({"a": 1000}, [None, None]), 1.0) is False  # held nowhere known
+@pytest.mark.parametrize("client_type", [_OldClient, _NewClient])
+def test_keeping_the_columns_on_workers_without_a_memory_limit_or_chunks(client_type):
+    def keeps(limits, workers, row_bytes):
+        return keeps_on_workers(None, _Chunks(limits, workers, client_type), row_bytes)
+
+    assert keeps({"a": 1000, "b": 1000}, [["a"], ["b"]], 50.0) is True
+    assert keeps({"a": 1000, "b": 1000}, [["a"], ["a"]], 50.0) is False  # both chunks on a: 1000 bytes
+    assert keeps({"c": 1000, "a": 1, "b": 1000}, [["a"], ["b"]], 0.01) is True  # a limit of one byte is one
+    assert keeps({"a": 1000, "b": 0}, [["a"], ["b"]], 0.01) is False  # b: no limit
+    assert keeps({"a": 1000}, [["a"], ["b"]], 0.01) is False  # b: unknown
+    assert keeps({"a": 1000}, [None, None], 0.01) is False  # held nowhere known
+
+
+def test_without_a_cluster_the_columns_are_kept_within_the_memory_budget(monkeypatch):
+    monkeypatch.setattr(cache_module, "memory_budget", lambda *a: 100.0)
+    local = RowChunks(da.from_array(np.zeros((20, 2)), chunks=(10, 2)).persist())
+    assert local.client is None
+    assert keeps_on_workers(None, local, 5.0) is True  # 20 rows of 5 bytes
+    assert keeps_on_workers(None, local, 6.0) is False
+    assert keeps_on_workers(True, local, 6.0) is True and keeps_on_workers(False, local, 1.0) is False
 
 
 @pytest.mark.parametrize("design", list(DESIGNS))

@@ -119,3 +119,25 @@ def test_a_chunk_s_landmark_rows_of_a_float32_cache_are_formed_again_in_float64(
     np.testing.assert_array_equal(none_held.block(0), none_held.stored[0].astype(np.float64))
     formed = ChunkLandmarkForm(RBF, X[10:], landmarks, held, local, 2, dtype=np.float32, cache=False)
     np.testing.assert_allclose(formed.block(1), RBF(X[10:], landmarks[2:]), rtol=0, atol=1e-15)  # float64
+
+
+@pytest.mark.parametrize("case, name", [("rff", "None"), ("nystroem", repr(RBF))])
+def test_a_block_gram_is_the_chunks_partial_sums_plus_the_ridge_and_an_overflow_is_named(case, name):
+    X, rng = _data()
+    majoriser, _ = _on_dask(X, case, rows=CASES["nystroem"])
+    majoriser.gam = 0.3
+    parts = [rng.normal(size=(3, 3)) for _ in range(2)]
+    rows = [(np.array([1]), rng.normal(size=(1, 2))), (np.array([0]), rng.normal(size=(1, 2)))]
+    outs = [(None, None, (parts[i], rows[i])) for i in range(2)]
+    gram = majoriser._gram(0, outs, 2)
+    np.testing.assert_allclose(gram, parts[0] + parts[1] + 0.3 * np.eye(3), rtol=1e-15)
+    if case == "nystroem":  # the block's K_{L_J L_J}, row by row from the chunks holding its landmarks
+        np.testing.assert_array_equal(majoriser._omegas[0], np.vstack([rows[1][1], rows[0][1]]))
+    else:
+        assert majoriser._omegas[0] is None
+    assert majoriser._gram(0, [], 2) is gram  # kept for every later sweep and lambda
+    parts[1][2, 1] = np.inf
+    with pytest.raises(ValueError) as info:
+        majoriser._gram(1, outs, 2)
+    assert str(info.value) == (f"kern={name}: kernel values between the rows and the landmarks are not finite "
+                               "(overflow); rescale X or choose another kernel")
