@@ -256,7 +256,7 @@ def _apply_columns(columns, theta):
 
 
 def _apply_t_columns(columns, z):
-    return columns.apply_t(np.asarray(z, dtype=float))
+    return columns.apply_t(z)
 
 
 def _split(v, bounds):
@@ -341,7 +341,7 @@ class DaskColumnForm(Form):
 
     def apply(self, theta):
         """``C theta`` as :class:`ChunkedRows` (``theta`` of shape (m,) or (m, k))."""
-        theta = np.asarray(theta, dtype=float)
+        theta = np.asarray(theta)
         return self.chunks.rows_from(_apply_columns, lambda i: (self.columns[i], theta), pinned=self.pinned,
                                      ncols=None if theta.ndim == 1 else theta.shape[1])[0]
 
