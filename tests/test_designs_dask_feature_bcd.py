@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
 
 import kerndwd  # noqa: E402
+from kerndwd.engine import cache as cache_module  # noqa: E402
 from kerndwd.engine import threads  # noqa: E402
+from kerndwd.engine.majorisers import feature_blocks  # noqa: E402
 from kerndwd.engine.chunked import ChunkedRows  # noqa: E402
 from kerndwd.engine.designs.dask_feature_bcd import ChunkLandmarkForm, DaskFeatureBlockCoordinate  # noqa: E402
 from kerndwd.engine.feature_maps import FourierMap  # noqa: E402
@@ -141,3 +144,43 @@ def test_a_block_gram_is_the_chunks_partial_sums_plus_the_ridge_and_an_overflow_
         majoriser._gram(1, outs, 2)
     assert str(info.value) == (f"kern={name}: kernel values between the rows and the landmarks are not finite "
                                "(overflow); rescale X or choose another kernel")
+
+
+@pytest.mark.parametrize("dtype, kept", [(np.float64, False), (np.float32, True)])
+def test_unasked_the_columns_are_kept_where_n_m_numbers_of_their_dtype_fit(dtype, kept, monkeypatch):
+    monkeypatch.setattr(cache_module, "memory_budget", lambda *a: 1000.0)  # n m = 207 numbers: 1656 or 828 bytes
+    X, _ = _data()
+    for approx in ("rff", "nystroem"):
+        majoriser, _ = _on_dask(X, approx, cache=None, dtype=dtype, rows=CASES["nystroem"])
+        assert majoriser.kept is kept and all(c.cached is kept for c in majoriser.form.columns)
+
+
+def test_a_fit_forms_each_chunk_s_columns_in_tiles_of_chunk_size_rows(monkeypatch):
+    built = []
+    original = DaskFeatureBlockCoordinate.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        built.append(self)
+
+    monkeypatch.setattr(DaskFeatureBlockCoordinate, "__init__", recording)
+    X, _ = _data()
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with dask.config.set(scheduler="synchronous"):
+        for approx in ("rff", "nystroem"):
+            kerndwd.fit(da.from_array(X, chunks=(7, 3)), y, [0.1], kern=RBF, approx=approx, solver="bcd",
+                        n_components=M, block_size=B, chunk_size=5)
+    assert len(built) == 2 and all(c._tile_rows == 5 for b in built for c in b.form.columns)
+
+
+def test_without_room_for_k_ll_the_dual_norm_is_v_k_v_per_column(monkeypatch):
+    monkeypatch.setattr(feature_blocks, "memory_budget", lambda *a: 1.0)
+    X, rng = _data()
+    majoriser, memory = _on_dask(X, "nystroem", rows=CASES["nystroem"])
+    Theta, Z, lams = rng.normal(size=(M, 3)), rng.normal(size=(N, 3)), np.array([0.3, 0.1, 0.01])
+    got = majoriser.form.dual_norm_sq(Z, Theta, lams)
+    assert got.shape == (3,)
+    np.testing.assert_allclose(got, memory.dual_norm_sq(Z, Theta, lams), rtol=1e-10)
+    V = Z.copy()
+    V[CASES["nystroem"]] += 2.0 * lams * Theta
+    np.testing.assert_allclose(got, np.einsum("ij,ij->j", V, RBF(X) @ V), rtol=1e-10)
