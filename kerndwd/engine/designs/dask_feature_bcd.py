@@ -50,13 +50,12 @@ from ..chunk_tasks import require_dask
 from ..chunked import ChunkedRows
 from ..forms import Form
 from ..kernel_checks import quiet_kernel
-from ..loss import loss_derivs
 from ..majorisers.blocks import bordered_gram, global_coefficients, partition_rows
 from ..majorisers.contract import Majoriser
 from ..majorisers.feature_blocks import ColumnBlocks, FourierBlockForm, LandmarkBlockForm, column_blocks
 from ..majorisers.linear import spd_solver
 from ..row_chunks import RowChunks
-from .dask_bcd import ChunkSweeps, DaskKernelForm
+from .dask_bcd import ChunkState, ChunkSweeps, DaskKernelForm
 
 __all__ = ["ChunkLandmarkForm", "FeatureChunkState", "DaskColumnForm", "DaskFeatureBlockCoordinate",
            "keeps_on_workers"]
@@ -95,8 +94,7 @@ class ChunkLandmarkForm(ColumnBlocks):
         self.held, self.local_rows = held, local_rows
         super().__init__(X.shape[0], landmarks.shape[0], block_size, dtype, cache, tile_rows, threads)
 
-    def _tile(self, lo, hi, start, stop):
-        return quiet_kernel(self.kern, self.X[lo:hi], self.landmarks[start:stop])
+    _tile = LandmarkBlockForm._tile  # k(X[lo:hi], L[start:stop])
 
     def block(self, k):
         """As :meth:`LandmarkBlockForm.block`: from a float32 cache, the chunk's
@@ -106,7 +104,6 @@ class ChunkLandmarkForm(ColumnBlocks):
             a, b = self.blocks[k]
             out[self.local_rows] = quiet_kernel(self.kern, self.landmarks[self.held], self.landmarks[a:b])
         return out
-
 
 
 # --------------------------------------------------------------------------
@@ -147,9 +144,7 @@ class FeatureChunkState:
         # set by the sweeps: images (C d, the previous sweep's move of f, C D: the
         # next global step's directions), current (the last block's columns)
 
-    def derivative(self, f):
-        """``z = w y V_q'(y f)`` on the chunk."""
-        return self.wy * loss_derivs(self.y * f, self.q)
+    derivative = ChunkState.derivative  # z = w y V_q'(y f) on the chunk, as the exact kernel's chunks form it
 
     def in_block(self, a, b):
         """``(positions among the held landmarks, their indices in the block)`` of
