@@ -10,7 +10,7 @@ distance-weighted discrimination", JRSSB 2018)::
 
 from typing import TYPE_CHECKING, Any
 
-from ._warnings import DWDConvergenceWarning
+from ._warnings import DWDConvergenceWarning, DWDGridWarning
 from .cv import CVResult, TuneResult, cv, tune
 from .kernels import (
     Kernel,
@@ -59,6 +59,7 @@ __all__ = [
     "DWDClassifier",
     "DWDClassifierCV",
     "DWDConvergenceWarning",
+    "DWDGridWarning",
     "DWDPath",
     "Kernel",
     "TuneResult",

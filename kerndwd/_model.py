@@ -138,7 +138,7 @@ class DWDModel:
 
 
 def fit_model(X, y, sample_weight, class_weight, settings, name, *, probability=False, random_state=None,
-              progress=False):
+              progress=False, start=None):
     """What an estimator fits: its data validated with its settings into one
     problem, every binary target of it at its one lambda and, with
     ``probability``, Platt's sigmoid on held-out folds, under one progress
@@ -163,6 +163,9 @@ def fit_model(X, y, sample_weight, class_weight, settings, name, *, probability=
     progress : bool
         Show the targets fitted (:class:`kerndwd.engine.progress.Progress`);
         both flags are checked after the data and the settings.
+    start : ndarray, shape (ncoef, n_targets), optional
+        Coefficients each target's fit starts from (a column with a NaN
+        starts from zero).
 
     Returns
     -------
@@ -180,8 +183,9 @@ def fit_model(X, y, sample_weight, class_weight, settings, name, *, probability=
         majoriser = build_majoriser(problem, cache)
         monitor = current_progress()
         cols, n_iter, kkt, obj = [], [], [], []
-        for y_pm in targets:
-            res = run_path(majoriser, problem.with_labels(y_pm))
+        for it, y_pm in enumerate(targets):
+            warm = None if start is None or not np.isfinite(start[:, it]).all() else start[:, it]
+            res = run_path(majoriser, problem.with_labels(y_pm), start=warm)
             if res.jerr and jerr_diverged(res.jerr):
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(f"DWD was abandoned at lambd={problem.lambdas[0]:g}: {DIVERGED_WHY}; the starting "

@@ -9,7 +9,7 @@ import numpy as np
 
 from .engine import jerr_diverged, jerr_lambda
 
-__all__ = ["DWDConvergenceWarning", "DIVERGED_WHY", "warn_not_converged", "warn_folds", "warn_far_from_optimal",
+__all__ = ["DWDConvergenceWarning", "DWDGridWarning", "grid_edge_words", "warn_grid_edge", "DIVERGED_WHY", "warn_not_converged", "warn_folds", "warn_far_from_optimal",
            "gap_words"]
 
 
@@ -106,3 +106,38 @@ def warn_far_from_optimal(path):
             DWDConvergenceWarning,
             stacklevel=4,
         )
+
+
+class DWDGridWarning(UserWarning):
+    """The lambda chosen by cross-validation is the first or last of its grid: the
+    optimum may lie beyond it, so extend ``lambdas`` past that end.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np, kerndwd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 2)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     cvres = kerndwd.cv(X, y, [1e3, 1e2], kern=kerndwd.vanilladot(), random_state=0)
+    >>> [issubclass(w.category, kerndwd.DWDGridWarning) for w in caught]
+    [True]
+    """
+
+
+def grid_edge_words(index, lambdas):
+    """What to say of a chosen lambda at ``index`` of the decreasing ``lambdas``, or
+    None when it lies inside the grid."""
+    if lambdas.size < 2 or 0 < index < lambdas.size - 1:
+        return None
+    end, way = ("largest", "larger") if index == 0 else ("smallest", "smaller")
+    return (f"the chosen lambda {lambdas[index]:.4g} is the {end} of the grid: the optimum may lie beyond it; "
+            f"extend lambdas to {way} values")
+
+
+def warn_grid_edge(index, lambdas, name="lambda_min", stacklevel=3):
+    """A :class:`DWDGridWarning` when the chosen lambda (``name``) is an end of the grid."""
+    words = grid_edge_words(index, lambdas)
+    if words is not None:
+        warnings.warn(f"{name}: {words}", DWDGridWarning, stacklevel=stacklevel + 1)

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import Settings, build_problem, check_data, check_flag, check_n_jobs, check_qvals
 from ._rnames import RNamed
-from ._warnings import warn_folds
+from ._warnings import grid_edge_words, warn_folds, warn_grid_edge
 from .engine import GAM_TUNE, FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
@@ -223,10 +223,12 @@ class CVResult(RNamed):
         return fit_platt(f[keep], self.y[keep])  # type: ignore[index]
 
     def __repr__(self) -> str:
+        edge = grid_edge_words(self.index_min, self.lambda_)
         return (
             f"CVResult(qval={self.qval:g}, nfolds={self.nfolds}, nlambda={self.lambda_.size}, "
             f"lambda_min={self.lambda_min:.6g} (cvm {self.cvm_min:.4g}), "
             f"lambda_1se={self.lambda_1se:.6g} (cvm {self.cvm_1se:.4g}))"
+            + ("" if edge is None else f"\n  lambda_min: {edge}")
         )
 
 
@@ -496,7 +498,9 @@ def cv(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, kern: Kerne
     with core.fold_report("cv folds", foldid, check_flag(progress, "progress")) as monitor:
         predmat, jerr = core.heldout_decisions(problem, cache, foldid, [problem.loss.q], [problem.y],
                                                n_jobs=n_jobs, monitor=monitor)
-    return _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
+    result = _cv_result(problem, predmat[0, 0], jerr[0, 0], foldid, None)
+    warn_grid_edge(result.index_min, problem.lambdas, "lambda_min", stacklevel=2)
+    return result
 
 
 def tune(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, qvals: ArrayLike = (1.0,),
@@ -573,4 +577,6 @@ def tune(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, qvals: Ar
         predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
                                                monitor=monitor)
     cvres = [_cv_result(problem, predmat[iq, 0], jerr[iq, 0], foldid, q) for iq, q in enumerate(qs)]
-    return TuneResult(qvals=qs, cvres=cvres, foldid=foldid, lambdas=problem.lambdas)
+    result = TuneResult(qvals=qs, cvres=cvres, foldid=foldid, lambdas=problem.lambdas)
+    warn_grid_edge(result.best.index_1se, problem.lambdas, "lam_tune", stacklevel=2)
+    return result

@@ -453,11 +453,15 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
             For invalid parameters or data, naming the argument (as
             :func:`kerndwd.fit` does), and ``probability=True`` on Dask rows.
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, start: Any = None) -> Self:
+        """:meth:`fit`, each target's fit started from ``start`` (``(ncoef, n_targets)``, or None)."""
         lambd = check_real(self.lambd, "lambd", "positive")  # one number here, not a path
         settings = estimator_settings(self, [lambd], self.q, self.tol, self.stop, self.max_iter)
         self.path_ = fit_model(X, y, sample_weight, self.class_weight, settings, type(self).__name__,
                                probability=self.probability, random_state=self.random_state,
-                               progress=self.progress)
+                               progress=self.progress, start=start)
         return self
 
     @property

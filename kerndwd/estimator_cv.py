@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import build_problem, check_classifier_data, check_flag, check_lambdas, check_n_jobs, check_qvals, seed_of
-from ._warnings import warn_folds
+from ._warnings import warn_folds, warn_grid_edge
 from .calibration import fit_heldout_platt
 from .engine import FactorCache
 from .engine import crossval as core
@@ -34,11 +34,29 @@ if TYPE_CHECKING:
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import check_cv
 
-__all__ = ["DWDClassifierCV", "DEFAULT_CV_LAMBDAS"]
+__all__ = ["DWDClassifierCV", "DEFAULT_CV_C", "default_cv_lambdas"]
 
-#: Default lambda grid of DWDClassifierCV: 20 values from 10 to 1e-4 (R's
-#: default 100 values from 1e3 to 1e-3 is available as lambdas="R").
-DEFAULT_CV_LAMBDAS = 10.0 ** np.linspace(1, -4, 20)
+#: The values of ``SVC``'s ``C`` whose lambdas (:func:`default_cv_lambdas`) are
+#: DWDClassifierCV's default grid: 11 values, two per decade, from 0.01 to 1000.
+DEFAULT_CV_C = 10.0 ** np.linspace(-2, 3, 11)
+
+
+def default_cv_lambdas(n: int) -> NDArray[np.float64]:
+    """DWDClassifierCV's default lambdas for ``n`` rows: ``lambda = 1 / (2 n C)`` for
+    ``C`` in :data:`DEFAULT_CV_C`, decreasing.
+
+    ``(n / (2 lambda))`` times DWD's objective ``(1/n) sum_i V_q(y_i f_i) +
+    lambda ||f||^2`` is ``C sum_i V_q(y_i f_i) + ||f||^2 / 2`` with ``C = 1 /
+    (2 n lambda)``: ``SVC``'s objective with the hinge replaced by ``V_q``, so
+    the grid covers the ``C`` a user of ``SVC`` searches, at any ``n``.
+
+    Examples
+    --------
+    >>> lam = default_cv_lambdas(1000)
+    >>> lam.size, float(lam[0]), float(lam[-1])
+    (11, 0.05, 5e-07)
+    """
+    return np.sort(1.0 / (2.0 * n * DEFAULT_CV_C))[::-1]
 
 
 def _foldid(cv: Any, X: ArrayLike, y: ArrayLike, n: int,
@@ -89,8 +107,10 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     lambdas : array_like, "R" or None
-        Candidate lambdas.  None: :data:`DEFAULT_CV_LAMBDAS` (20 values, 10
-        to 1e-4); ``"R"``: R's default grid.
+        Candidate lambdas.  None: :func:`default_cv_lambdas` (the lambdas of
+        ``SVC``'s ``C`` from 0.01 to 1000, ``lambda = 1 / (2 n C)``, 11
+        values); ``"R"``: R's default grid.  A ``lambda_`` at either end of
+        the grid is warned about (:class:`~kerndwd.DWDGridWarning`).
     qvals : sequence of float, default (1,)
     kernel, gamma, degree, coef0, order, class_weight, tol, stop, max_iter, random_state
         As in :class:`DWDClassifier`, for the refit.  ``class_weight`` and
@@ -101,12 +121,15 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         a scikit-learn splitter or list of ``(train, test)`` must hold out
         each row exactly once.
     choose : {"lambda_min", "lambda_1se"}, default "lambda_min"
-    cv_tol, cv_stop : default 1e-5, "step"
-        Stopping rule of the fold paths (R's default: the CV error only needs
-        the sign of held-out decision values).  ``method`` applies to the
-        folds and the refit alike: ``method="newton"`` needs
-        ``cv_stop="kkt"``; ``method=None`` fits the folds by MM under
-        ``cv_stop="step"`` and the refit by Newton under ``stop="kkt"``.
+    cv_tol, cv_stop : default 1e-5, "kkt"
+        Stopping rule of the fold paths.  Under the gradient rule with a
+        nonlinear kernel every fold, every class and the refit are the
+        columns of one Newton-CG solve over the kernel matrix of all rows
+        (:mod:`kerndwd.engine.block`), each column its own fit's optimum; the
+        refit at the chosen lambda then starts from its column.
+        ``cv_stop="step"`` fits each fold alone by R's MM iteration.
+        ``method`` applies to the folds and the refit alike:
+        ``method="newton"`` needs ``cv_stop="kkt"``.
     n_jobs : int, optional
         Folds in parallel (joblib); results do not depend on it.
     progress : bool, default False
@@ -137,11 +160,11 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
     >>> two = y > 0  # versicolor against virginica
     >>> clf = DWDClassifierCV(qvals=[0.5, 1, 2], cv=5, random_state=0).fit(X[two], y[two])
     >>> clf.cv_results_["cvm"].shape  # (q values, lambdas)
-    (3, 20)
+    (3, 11)
     >>> bool(clf.lambda_ in clf.cv_results_["lambdas"]), clf.q_ in (0.5, 1.0, 2.0)
     (True, True)
     >>> round(clf.score(X[two], y[two]), 2)
-    0.97
+    0.98
     """
 
     def __init__(self, lambdas: ArrayLike | Literal["R"] | None = None, *, qvals: ArrayLike = (1.0,),
@@ -150,7 +173,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
                  choose: Literal["lambda_min", "lambda_1se"] = "lambda_min",
                  class_weight: Mapping[Any, float] | Literal["balanced"] | None = None, tol: float = 1e-10,
                  stop: Literal["kkt", "step"] = "kkt", max_iter: int = 100000, cv_tol: float = 1e-5,
-                 cv_stop: Literal["step", "kkt"] = "step", n_jobs: int | None = None,
+                 cv_stop: Literal["step", "kkt"] = "kkt", n_jobs: int | None = None,
                  random_state: int | np.random.Generator | None = None, method: str | None = None,
                  approx: str | None = None, n_components: int | None = None, solver: str | None = None,
                  design_options: dict[str, Any] | None = None, probability: bool = False,
@@ -230,7 +253,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
             foldid = np.unique(foldid[data.kept], return_inverse=True)[1] + 1
         foldid = core.check_foldid(foldid, data.n)
         if self.lambdas is None:
-            lambdas: Any = DEFAULT_CV_LAMBDAS  # validated below
+            lambdas: Any = default_cv_lambdas(data.n)  # validated below
         elif isinstance(self.lambdas, str) and self.lambdas == "R":
             lambdas = None
         else:
@@ -240,8 +263,9 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
                                                          self.max_iter, names={"eps": "cv_tol", "stop": "cv_stop"}))
         with core.fold_report(f"{type(self).__name__} folds", foldid,
                               check_flag(self.progress, "progress")) as monitor:
-            predmat, jerr = core.heldout_decisions(problem, FactorCache(problem.X, problem.kern), foldid, qs,
-                                                   list(data.targets), n_jobs=n_jobs, monitor=monitor)
+            predmat, jerr, refits = core.heldout_decisions(problem, FactorCache(problem.X, problem.kern), foldid,
+                                                           qs, list(data.targets), n_jobs=n_jobs, monitor=monitor,
+                                                           refit_eps=problem.eps)
         cvm = np.empty((qs.size, lambdas.size))
         cvsd = np.empty((qs.size, lambdas.size))
         for iq, q in enumerate(qs):
@@ -260,7 +284,10 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
             "lambdas": lambdas, "qvals": qs, "cvm": cvm, "cvsd": cvsd,
             "lambda_min": lambdas[picks[:, 0]], "lambda_1se": lambdas[picks[:, 1]], "foldid": foldid,
         }
-        self.best_estimator_ = self._estimator(self.lambda_, self.q_).fit(X, y, sample_weight)
+        warn_grid_edge(int(picks[iq, which]), lambdas, "lambda_", stacklevel=2)
+        # the refit starts from its column of the block, where there is one
+        start = None if refits is None else refits.alpha[iq, :, :, picks[iq, which]].T
+        self.best_estimator_ = self._estimator(self.lambda_, self.q_)._fit(X, y, sample_weight, start=start)
         if self.probability:
             # Platt's sigmoid from the cross-validation's own held-out decision
             # values at the chosen (lambda, q): no further fits

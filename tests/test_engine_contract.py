@@ -263,7 +263,8 @@ def test_unknown_design_and_options_are_refused_by_name(plain_design):
 # --------------------------------------------------------------------------
 # shared work: one kernel matrix, one eigendecomposition per fold
 # --------------------------------------------------------------------------
-def test_classifier_cv_forms_each_folds_kernel_and_eigenbasis_once_for_all_q_and_classes():
+@pytest.mark.parametrize("cv_stop", ["step", "kkt"])
+def test_classifier_cv_forms_each_folds_kernel_and_eigenbasis_once_for_all_q_and_classes(cv_stop):
     pytest.importorskip("sklearn")
     from kerndwd import DWDClassifierCV
 
@@ -281,17 +282,19 @@ def test_classifier_cv_forms_each_folds_kernel_and_eigenbasis_once_for_all_q_and
     real_eigh = linalg.eigh
     with mock.patch.object(type(kern), "__call__", counting), \
             mock.patch.object(linalg, "eigh", side_effect=real_eigh) as eigh:
-        est = DWDClassifierCV(lambdas=[1.0, 0.1, 0.01], qvals=(0.5, 1, 4), kernel=kern, cv=5,
+        est = DWDClassifierCV(lambdas=[1.0, 0.1, 0.01], qvals=(0.5, 1, 4), kernel=kern, cv=5, cv_stop=cv_stop,
                               random_state=0).fit(X, y)
-    # the kernel matrix of all rows once for the folds (they slice it), once for the refit
-    # (a DWDClassifier fitted through its public fit)
+    # the kernel matrix of all rows once for the folds (they slice it, or share it as the
+    # columns of one solve), once for the refit (a DWDClassifier fitted through its public fit)
     assert kernel_calls == [((90, 2), None), ((90, 2), None)]
-    # one eigendecomposition per fold (5), shared by 3 q x 3 classes, and one for the refit
-    assert eigh.call_count == 5 + 1
+    # R's rule: one eigendecomposition per fold (5), shared by 3 q x 3 classes, and one for
+    # the refit; the gradient rule's block of columns needs none
+    assert eigh.call_count == (5 if cv_stop == "step" else 0) + 1
     assert est.cv_results_["cvm"].shape == (3, 3)
     # sharing changes no number: each q alone gives the same curve
     for iq, q in enumerate((0.5, 1, 4)):
-        alone = DWDClassifierCV(lambdas=[1.0, 0.1, 0.01], qvals=(q,), kernel=kern, cv=5, random_state=0).fit(X, y)
+        alone = DWDClassifierCV(lambdas=[1.0, 0.1, 0.01], qvals=(q,), kernel=kern, cv=5, cv_stop=cv_stop,
+                                random_state=0).fit(X, y)
         np.testing.assert_array_equal(alone.cv_results_["cvm"][0], est.cv_results_["cvm"][iq])
 
 

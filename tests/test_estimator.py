@@ -252,7 +252,7 @@ def test_cv_binary_matches_kerndwd_cv(binary):
     X, y = binary
     lams = [1.0, 0.3, 0.1, 0.03, 0.01]
     est = DWDClassifierCV(lambdas=lams, cv=5, random_state=7).fit(X, y)
-    ref = path_cv(X, y, lams, kerndwd.vanilladot(), nfolds=5, random_state=7)
+    ref = path_cv(X, y, lams, kerndwd.vanilladot(), nfolds=5, random_state=7, stop="kkt")  # cv_stop="kkt" default
     np.testing.assert_array_equal(est.cv_results_["foldid"], ref.foldid)
     np.testing.assert_allclose(est.cv_results_["cvm"][0], ref.cvm)
     np.testing.assert_allclose(est.cv_results_["cvsd"][0], ref.cvsd)

@@ -248,7 +248,7 @@ def test_settings_newton_does_not_take_are_refused_by_name(data):
     with pytest.raises(ValueError, match="method='newton' implements stop"):
         DWDClassifier(method="newton", stop="step").fit(X, y)
     with pytest.raises(ValueError, match="implements cv_stop in \\['kkt'\\], got cv_stop='step'"):
-        DWDClassifierCV(lambdas=[1.0, 0.1], cv=3, method="newton").fit(X, y)
+        DWDClassifierCV(lambdas=[1.0, 0.1], cv=3, method="newton", cv_stop="step").fit(X, y)
     # the engine refuses R's rule too, whoever calls it
     problem = Problem.from_arrays(X[:, :2], np.where(y == "a", 1.0, -1.0), [0.1])
     with pytest.raises(ValueError, match="implements stop in \\['kkt'\\], got stop='step'"):

@@ -20,12 +20,18 @@ import numbers
 
 import numpy as np
 
+from .block import BLOCK_BUDGET, BLOCK_DIVERGED, BLOCK_STALLED, BlockColumns, block_newton_path
+from .cache import keeps
 from .designs import build_majoriser
+from .kernel_cg import default_rank, pivoted_landmarks
+from .kernel_checks import check_sampled_definite
+from .results import diverged_jerr
 from .threads import blas_threads
 from .progress import Progress, reporting
 from .solvers import run_path
+from .designs.cg import SINGLE_MIN_ROWS
 
-__all__ = ["MIN_FOLDS", "draw_foldid", "draw_stratified_foldid", "check_nfolds", "check_foldid", "fold_rows", "fold_report", "heldout_decisions",
+__all__ = ["MIN_FOLDS", "takes_block", "Refits", "draw_foldid", "draw_stratified_foldid", "check_nfolds", "check_foldid", "fold_rows", "fold_report", "heldout_decisions",
            "cv_error", "select_lambda", "choose_last_minimum"]
 
 #: R refuses fewer folds than this (``nfolds < 3`` is an error in ``cv.kerndwd``).
@@ -175,8 +181,56 @@ def fold_report(desc, foldid, show):
     return reporting(Progress(desc, total=int(foldid.max()), unit="fold") if show else None)
 
 
-def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=None):
+def takes_block(problem):
+    """Whether the folds (and classes, and the refit) of ``problem`` are fitted as
+    the columns of one solve over the kernel matrix of all rows
+    (:mod:`kerndwd.engine.block`): the gradient rule (the answer is then each
+    fold's optimum, whatever the route), Newton, a nonlinear kernel on rows in
+    memory, and an exact-kernel design that holds the kernel matrix.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    bool
+    """
+    return (problem.stop == "kkt" and problem.method == "newton" and problem.storage == "dense"
+            and not problem.kern.is_linear and problem.design.name in BLOCK_DESIGNS
+            and problem.loss.scale == 1.0)
+
+
+#: From this many columns the block's loose conjugate gradients run on a float32
+#: copy of the kernel matrix whatever ``n`` (their products are then bound by
+#: arithmetic, which float32 halves, rather than by reading the matrix).
+SINGLE_MIN_COLUMNS = 8
+#: The designs whose folds :func:`takes_block` fits as columns of one solve.
+BLOCK_DESIGNS = ("exact", "cg")
+
+
+class Refits:
+    """The paths on all rows that a block cross-validation fitted beside the folds.
+
+    Attributes
+    ----------
+    alpha : ndarray, shape (Q, T, n + 1, L)
+        Intercept-first coefficients per q, target and lambda; NaN from the
+        lambda where a path stopped.
+    kkt : ndarray, shape (Q, T, L)
+    """
+
+    def __init__(self, alpha, kkt):
+        self.alpha, self.kkt = alpha, kkt
+
+
+def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=None, refit_eps=None):
     """Cross-validated decision values.
+
+    Where :func:`takes_block` holds, every fold and target of a q is a column of
+    one Newton-CG solve over the kernel matrix of all rows
+    (:mod:`kerndwd.engine.block`), with the same optimum as the fold's fit
+    alone; otherwise each fold fits its own warm-started path per q and target.
 
     Parameters
     ----------
@@ -196,6 +250,9 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=
     monitor : Progress or None
         The caller's report of the folds (:func:`fold_report`), advanced once
         per fold; with ``n_jobs=1`` each fold's passes show in it too.
+    refit_eps : float or None
+        With the block route, also fit every target on all rows as one more
+        column, to this gradient tolerance (None: no refit).
 
     Returns
     -------
@@ -203,21 +260,86 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=
         Row ``i`` comes from the fold that left observation ``i`` out; NaN
         where that fold's path stopped early (``maxit`` ran out).
     jerr : ndarray of int, shape (len(qs), len(targets), nfolds)
+    refits : Refits or None
+        Only when ``refit_eps`` is given: the paths on all rows (None where the
+        block route does not apply).
     """
     folds = fold_rows(foldid, targets)
-    with blas_threads(problem.design.blas_work(problem)):
-        problem.design.prepare(problem, cache, folds)
-    tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
-    results = _run(tasks, n_jobs, monitor)
     n, nlam = problem.n, problem.lambdas.size
     predmat = np.full((len(qs), len(targets), n, nlam), np.nan)
     jerr = np.zeros((len(qs), len(targets), len(folds)), dtype=int)
-    for k, ((_, test), res) in enumerate(zip(folds, results)):
-        for iq, row in enumerate(res):
-            for it, (links, fold_jerr) in enumerate(row):
-                predmat[iq, it][test, :links.shape[1]] = links
-                jerr[iq, it, k] = fold_jerr
-    return predmat, jerr
+    refits = None
+    if takes_block(problem):
+        refits = _block_heldout(problem, cache, folds, qs, targets, predmat, jerr, refit_eps, monitor)
+    else:
+        with blas_threads(problem.design.blas_work(problem)):
+            problem.design.prepare(problem, cache, folds)
+        tasks = [(problem, cache, train, test, qs, targets) for train, test in folds]
+        results = _run(tasks, n_jobs, monitor)
+        for k, ((_, test), res) in enumerate(zip(folds, results)):
+            for iq, row in enumerate(res):
+                for it, (links, fold_jerr) in enumerate(row):
+                    predmat[iq, it][test, :links.shape[1]] = links
+                    jerr[iq, it, k] = fold_jerr
+    return (predmat, jerr) if refit_eps is None else (predmat, jerr, refits)
+
+
+def _block_heldout(problem, cache, folds, qs, targets, predmat, jerr, refit_eps, monitor):
+    """:func:`heldout_decisions` by the block route: fills ``predmat`` and ``jerr``
+    and returns the :class:`Refits` (or None without ``refit_eps``).  A column
+    that stalls (rounding holds its gradient above ``eps``) is fitted again
+    alone by the design's own route, which falls back to MM."""
+    n, nlam = problem.n, problem.lambdas.size
+    design = problem.design
+    single = design.single(n) if hasattr(design, "single") else False
+    with blas_threads(design.blas_work(problem)):
+        K = cache.kernel_matrix(single)
+        cache.memo("kernel_sample_definite", lambda: check_sampled_definite(K, problem.kern))
+        rank = getattr(design, "rank", None) or default_rank(n)
+        landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
+        products = K if single else None
+        width = len(folds) * len(targets)
+        if not single and (n >= SINGLE_MIN_ROWS or width >= SINGLE_MIN_COLUMNS) and keeps(None, 4.0 * n * n):
+            products = cache.kernel_matrix(single=True)
+        weights = np.ones(n) if problem.loss.weights is None else problem.loss.weights
+        cols = [(k, it) for k in range(len(folds)) for it in range(len(targets))]
+        if refit_eps is not None:
+            cols += [(None, it) for it in range(len(targets))]
+        rows = np.ones((n, len(cols)), dtype=bool)
+        for j, (k, _) in enumerate(cols):
+            if k is not None:
+                rows[folds[k][1], j] = False
+        labels = np.column_stack([targets[it] for _, it in cols])
+        eps = np.array([problem.eps if k is not None else refit_eps for k, _ in cols])
+        columns = BlockColumns(rows, labels, np.repeat(weights[:, None], len(cols), axis=1), eps)
+        alpha = kkt = None
+        if refit_eps is not None:
+            alpha = np.full((len(qs), len(targets), n + 1, nlam), np.nan)
+            kkt = np.full((len(qs), len(targets), nlam), np.nan)
+        for iq, q in enumerate(qs):
+            res = block_newton_path(K, columns, problem.lambdas, float(q), problem.maxit, landmarks,
+                                    products=products)
+            for j, (k, it) in enumerate(cols):
+                if k is None:
+                    alpha[iq, it] = res.alpha[:, j, :]
+                    kkt[iq, it] = res.kkt[j]
+                    continue
+                test = folds[k][1]
+                if res.status[j] == BLOCK_STALLED:  # alone, with the design's fallback
+                    links, jerr[iq, it, k] = _fit_fold(problem, cache, folds[k][0], test, [q],
+                                                       [targets[it]])[0][0]
+                    predmat[iq, it][test, :links.shape[1]] = links
+                    continue
+                predmat[iq, it][test] = res.decisions[test, j, :]
+                stop = int(res.stopped_at[j])
+                if res.status[j] == BLOCK_BUDGET:
+                    jerr[iq, it, k] = -(stop + 1)
+                elif res.status[j] == BLOCK_DIVERGED:
+                    jerr[iq, it, k] = diverged_jerr(stop)
+    if monitor is not None:
+        for _ in folds:
+            monitor.advance()
+    return None if refit_eps is None else Refits(alpha, kkt)
 
 
 # --------------------------------------------------------------------------

@@ -98,6 +98,10 @@ SINGLE_RTOL = 1e-4
 #: blocks of rows of about this many bytes, each block once for all the
 #: columns while it sits in a core's cache (:func:`times`).
 PRODUCT_BLOCK_BYTES = 1 << 20
+#: Beyond this many columns BLAS's own matrix product is faster than the blocks
+#: of rows (at n = 5148, float32, one thread: 10 columns 28 ms against 23 ms,
+#: 40 columns 23 ms against 54 ms).
+PRODUCT_BLOCK_COLUMNS = 16
 #: Conjugate-gradient iterations per system, at most.
 CG_MAXITER = 500
 _EPS = float(np.finfo(float).eps)
@@ -286,8 +290,11 @@ def times(K, P, out, rounded=True):
     """
     if not rounded and K.dtype != out.dtype:
         return double_product(K, P, out=out)
-    rows = max(1, PRODUCT_BLOCK_BYTES // (K.itemsize * max(K.shape[1], 1)))
     columns = P.astype(K.dtype, copy=False)
+    if P.shape[1] > PRODUCT_BLOCK_COLUMNS:  # BLAS's matrix product, which reads K once for them all
+        out[...] = K @ columns
+        return out
+    rows = max(1, PRODUCT_BLOCK_BYTES // (K.itemsize * max(K.shape[1], 1)))
     into = out if K.dtype == out.dtype else np.empty(out.shape, dtype=K.dtype)
     for start, stop in row_blocks(K.shape[0], rows):
         np.matmul(K[start:stop], columns, out=into[start:stop])

@@ -346,7 +346,7 @@ def solver_capabilities(name):
     return SOLVERS[name].capabilities
 
 
-def solve_path(majoriser, problem, callback=None):
+def solve_path(majoriser, problem, callback=None, start=None):
     """The lambda loop (module docstring) at the problem's own lambdas and units.
 
     Parameters
@@ -356,6 +356,8 @@ def solve_path(majoriser, problem, callback=None):
     callback : callable, optional
         ``callback(Step)`` after each move of any iteration (a test hook; it
         never changes the algorithm).
+    start : ndarray, shape (ncoef,), optional
+        Intercept-first coefficients the first lambda starts from (zero when None).
 
     Returns
     -------
@@ -363,10 +365,10 @@ def solve_path(majoriser, problem, callback=None):
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
             blas_threads(problem.design.blas_work(problem)):  # one BLAS thread for small work
-        return _solve_path(majoriser, problem, callback)
+        return _solve_path(majoriser, problem, callback, start)
 
 
-def _solve_path(majoriser, problem, callback):
+def _solve_path(majoriser, problem, callback, start=None):
     solvers = SOLVERS
     rules = solvers[problem.method].capabilities.stop_rules
     if problem.stop not in rules:  # the faces resolve this; an engine caller may not have
@@ -384,10 +386,14 @@ def _solve_path(majoriser, problem, callback):
     finished, unfinished, ran, decisions = [], None, [primary.name], []
     total, jerr = 0, 0
     it = primary
-    it.reset()
+    if start is None:
+        it.reset()
+    else:
+        it.reset(start, keep_rows(objective.evaluate(start, lambdas[0])[0]))
+    cold = start is None
     for l, lam in enumerate(lambdas):
-        # the first lambda starts from zero (the reset above), where F is known without a pass
-        start, start_value = it.snapshot(), objective.value_at_zero() if l == 0 else it.value(lam)
+        # a cold first lambda starts from zero (the reset above), where F is known without a pass
+        start, start_value = it.snapshot(), objective.value_at_zero() if l == 0 and cold else it.value(lam)
         limit = maxit - total
         used = 0
         if monitor is not None:  # passes counted as they go only where a lambda is slow to show
@@ -474,7 +480,7 @@ def _counting(monitor, callback, every=32):
     return count
 
 
-def run_path(majoriser, problem, callback=None):
+def run_path(majoriser, problem, callback=None, start=None):
     """Fit ``problem`` along its lambdas with its path solver (``problem.method``).
 
     When the loss holds rescaled weights (``loss.scale != 1``, see
@@ -491,6 +497,9 @@ def run_path(majoriser, problem, callback=None):
         The problem it was built for.
     callback : callable, optional
         ``callback(Step)`` after each move (see :class:`Step`).
+    start : ndarray, shape (ncoef,), optional
+        Intercept-first coefficients to start the first lambda from (a warm
+        start; zero when None).
 
     Returns
     -------
@@ -518,7 +527,7 @@ def run_path(majoriser, problem, callback=None):
     """
     scale = majoriser.loss.scale
     if scale == 1.0:
-        return solve_path(majoriser, problem, callback)
+        return solve_path(majoriser, problem, callback, start)
     with np.errstate(over="ignore", under="ignore"):
         inner_lambdas = problem.lambdas / scale
     if not (inner_lambdas >= np.finfo(float).tiny).all():
@@ -534,7 +543,7 @@ def run_path(majoriser, problem, callback=None):
                          "weights to lambdas matter)")
     inner = replace(problem, lambdas=inner_lambdas,
                     eps=problem.eps / scale if problem.stop == "kkt" else problem.eps)
-    result = solve_path(majoriser, inner, callback)
+    result = solve_path(majoriser, inner, callback, start)
     result.lambdas = result.lambdas * scale
     result.objective = result.objective * scale
     result.kkt = result.kkt * scale
