@@ -48,7 +48,8 @@ def block_heldout(X, y, lambdas, kern, foldid, q=1.0, wt=None, targets=None):
                                   method="newton", design=kerndwd.engine.make_design("cg", {}))
     assert core.takes_block(problem)
     targets = [y] if targets is None else targets
-    return core.heldout_decisions(problem, FactorCache(X, kern), foldid, [q], targets, refit_eps=TIGHT)
+    return core.heldout_decisions(problem, FactorCache(X, kern), foldid, [q], targets, refit_eps=TIGHT,
+                                  block=True)
 
 
 def test_fold_columns_on_an_r_fixture_equal_the_folds_fitted_alone():
@@ -147,6 +148,20 @@ def test_a_stalled_column_is_fitted_again_alone_and_the_others_are_kept():
         predmat, jerr, _ = block_heldout(X, y, lambdas, kern, foldid)
     assert alone.call_count == 1 and (jerr == 0).all()
     assert relerr(predmat[0, 0], alone_heldout(X, y, lambdas, kern, foldid)) < AGREE
+
+
+def test_the_block_route_is_taken_by_default_from_six_columns():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    kern = kerndwd.rbfdot(1.0)
+    problem = Problem.from_arrays(X, y, [0.1, 0.01], kern=kern, stop="kkt", method="newton",
+                                  design=kerndwd.engine.make_design("cg", {}))
+    for nfolds, refit, block in ((3, None, False), (3, 1e-5, False), (5, 1e-5, True), (6, None, True)):
+        foldid = np.resize(np.arange(1, nfolds + 1), 60)
+        with mock.patch.object(core, "block_newton_path", wraps=block_newton_path) as solve:
+            core.heldout_decisions(problem, FactorCache(X, kern), foldid, [1.0], [y], refit_eps=refit)
+        assert solve.called == block
 
 
 def test_the_block_route_is_taken_under_the_gradient_rule_with_a_nonlinear_kernel_only():

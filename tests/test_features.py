@@ -396,7 +396,7 @@ def test_the_estimators_take_approx_n_components_and_design_options():
     for k in range(1, 4):
         train, test = foldid != k, foldid == k
         fold = kerndwd.fit(X[train], labels[train], lam, kern=kerndwd.rbfdot(0.7), approx="rff", n_components=30,
-                           random_state=5, stop="step")  # the estimator's cv_stop
+                           random_state=5, stop="kkt")  # the estimator's cv_stop
         fold_errors.append((fold.predict(X[test]) != labels[test][:, None]).mean(axis=0))
     np.testing.assert_allclose(cvest.cv_results_["cvm"][0], np.mean(fold_errors, axis=0), rtol=1e-12)
     assert cvest.best_estimator_.dual_coef_.shape == (1, 30)

@@ -205,6 +205,13 @@ def takes_block(problem):
 #: copy of the kernel matrix whatever ``n`` (their products are then bound by
 #: arithmetic, which float32 halves, rather than by reading the matrix).
 SINGLE_MIN_COLUMNS = 8
+#: The block route is taken by default from this many columns (folds x targets,
+#: and the refit's): a product with a few columns costs nearly as much as one
+#: product per column (at n = 5148, float32, one thread: 12.6 ms for 4 columns
+#: against 5.5 ms for one), while the folds alone read their own smaller
+#: matrices; on Figure 1's mixture at n = 5000 with 3 folds the block took
+#: 6.6 s against 6.1 s for the folds alone.
+BLOCK_MIN_COLUMNS = 6
 #: The designs whose folds :func:`takes_block` fits as columns of one solve.
 BLOCK_DESIGNS = ("exact", "cg")
 
@@ -224,7 +231,7 @@ class Refits:
         self.alpha, self.kkt = alpha, kkt
 
 
-def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=None, refit_eps=None):
+def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=None, refit_eps=None, block=None):
     """Cross-validated decision values.
 
     Where :func:`takes_block` holds, every fold and target of a q is a column of
@@ -253,6 +260,9 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=
     refit_eps : float or None
         With the block route, also fit every target on all rows as one more
         column, to this gradient tolerance (None: no refit).
+    block : bool or None
+        Whether to take the block route where :func:`takes_block` allows it
+        (None: where the block has at least :data:`BLOCK_MIN_COLUMNS` columns).
 
     Returns
     -------
@@ -269,7 +279,8 @@ def heldout_decisions(problem, cache, foldid, qs, targets, *, n_jobs=1, monitor=
     predmat = np.full((len(qs), len(targets), n, nlam), np.nan)
     jerr = np.zeros((len(qs), len(targets), len(folds)), dtype=int)
     refits = None
-    if takes_block(problem):
+    width = len(folds) * len(targets) + (0 if refit_eps is None else len(targets))
+    if takes_block(problem) and (width >= BLOCK_MIN_COLUMNS if block is None else block):
         refits = _block_heldout(problem, cache, folds, qs, targets, predmat, jerr, refit_eps, monitor)
     else:
         with blas_threads(problem.design.blas_work(problem)):
@@ -292,19 +303,19 @@ def _block_heldout(problem, cache, folds, qs, targets, predmat, jerr, refit_eps,
     n, nlam = problem.n, problem.lambdas.size
     design = problem.design
     single = design.single(n) if hasattr(design, "single") else False
-    with blas_threads(design.blas_work(problem)):
+    cols = [(k, it) for k in range(len(folds)) for it in range(len(targets))]
+    if refit_eps is not None:
+        cols += [(None, it) for it in range(len(targets))]
+    # a product with the block's columns: 2 n^2 per column (the threads' rule, engine/threads.py)
+    with blas_threads((design.blas_work(problem)[0], 2.0 * n * n * len(cols))):
         K = cache.kernel_matrix(single)
         cache.memo("kernel_sample_definite", lambda: check_sampled_definite(K, problem.kern))
         rank = getattr(design, "rank", None) or default_rank(n)
         landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
         products = K if single else None
-        width = len(folds) * len(targets)
-        if not single and (n >= SINGLE_MIN_ROWS or width >= SINGLE_MIN_COLUMNS) and keeps(None, 4.0 * n * n):
+        if not single and (n >= SINGLE_MIN_ROWS or len(cols) >= SINGLE_MIN_COLUMNS) and keeps(None, 4.0 * n * n):
             products = cache.kernel_matrix(single=True)
         weights = np.ones(n) if problem.loss.weights is None else problem.loss.weights
-        cols = [(k, it) for k in range(len(folds)) for it in range(len(targets))]
-        if refit_eps is not None:
-            cols += [(None, it) for it in range(len(targets))]
         rows = np.ones((n, len(cols)), dtype=bool)
         for j, (k, _) in enumerate(cols):
             if k is not None:
