@@ -153,6 +153,9 @@ class Settings:
 
 def _design(settings):
     approx, solver, options = settings.approx, settings.solver, settings.design_options or {}
+    if "verbose" in options:  # other libraries' name for it: not an option of any design
+        raise TypeError("unexpected keyword argument verbose: to report the progress of a fit, "
+                        f"pass {settings.name('progress')}=True")
     if approx is not None and solver == "bcd":  # the approximation by sweeps over blocks of its columns
         return feature_block_design(approx, options, random_state=seed_of(settings.random_state))
     if approx is not None and solver == "auto":  # its one system or its blocks, picked for the rows
