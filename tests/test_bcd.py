@@ -348,6 +348,26 @@ def test_the_design_keeps_its_options_its_seed_and_its_budget(monkeypatch):
     assert auto.blas_work(SimpleNamespace(storage="dense", n=1001, p=5)) == (0.0, 2.0 * 1001 ** 2 * 5)
 
 
+def test_solver_auto_memory_is_the_budget_of_the_kernel_bcd_keeps(monkeypatch):
+    """``solver="auto", memory=1e5`` on 400 rows picks BCD (``K`` takes 1.3 MB);
+    BCD then forms kernel columns by blocks and never the ``n x n`` matrix,
+    whatever the machine's budget (here room for it).  A budget with room for
+    ``K`` on a BCD named by the caller keeps it."""
+    from kerndwd.engine import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "available_memory", lambda: 1e12)
+    X, y, _ = circle(400, 3)
+    formed = []
+    original = cache_module.FactorCache.kernel_matrix
+    monkeypatch.setattr(cache_module.FactorCache, "kernel_matrix",
+                        lambda self, single=False: formed.append(single) or original(self, single))
+    path = kerndwd.fit(X, y, [0.1], kern=KERN, solver="auto", memory=1e5, stop="kkt", eps=1e-6)
+    assert path.design == "bcd" and path.jerr == 0 and formed == []
+    bcd = make_design("bcd", {})
+    assert bcd.keeps_kernel(400) and not bcd.within(1e5).keeps_kernel(400)
+    assert bcd.within(None).memory == 1e5 and bcd.within(8.0 * 400 ** 2).keeps_kernel(400)
+
+
 def test_the_seed_orders_the_blocks():
     X, y, _ = circle(200, 3)
     kw = dict(kern=KERN, solver="bcd", block_size=16, stop="kkt", eps=1e-3)

@@ -213,7 +213,10 @@ def build_problem(data, settings):
     eps = None if settings.eps is None else check_real(settings.eps, settings.name("eps"), "positive")
     maxit = check_integer(settings.maxit, settings.name("maxit"), 1)
     kern = _kernel(settings, data)  # first: R's default kernel draws sigest's pairs before a design draws
-    design = _design(settings).for_rows(data.n, data.X.shape[1], kern, storage_of(data.X), data.weights is not None)
+    named = _design(settings)
+    # a chooser's memory= is the budget of what its pick keeps (a cached K, a float32 copy of it)
+    design = named.for_rows(data.n, data.X.shape[1], kern, storage_of(data.X), data.weights is not None).within(
+        named.memory)
     resolved = resolve(design, kern, storage_of(data.X), stop=settings.stop, eps=eps, method=settings.method,
                        accelerate=settings.accelerate, weighted=data.weights is not None,
                        names={k: settings.name(k) for k in ("stop", "eps", "method", "accelerate")})
