@@ -11,6 +11,7 @@ import numpy as np
 from scipy import sparse
 
 from .._scalars import check_integer, check_real
+from .._warnings import warn_slow_design
 from ..engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
 from ..engine.capabilities import storage_of
 from ..engine.chunked import ChunkedRows, is_dask_collection
@@ -220,6 +221,7 @@ def build_problem(data, settings):
     resolved = resolve(design, kern, storage_of(data.X), stop=settings.stop, eps=eps, method=settings.method,
                        accelerate=settings.accelerate, weighted=data.weights is not None,
                        names={k: settings.name(k) for k in ("stop", "eps", "method", "accelerate")})
+    warn_slow_design(design, q, data.n, storage_of(data.X))  # before any pass
     return Problem(X=data.X, y=data.y, classes=data.classes, lambdas=lam, loss=DWDLoss(q, data.weights), kern=kern,
                    stop=resolved.stop, eps=resolved.eps, maxit=maxit, accelerate=resolved.accelerate,
                    gam=settings.gam, linear_rule=settings.linear_rule, design=design, method=resolved.method)
