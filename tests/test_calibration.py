@@ -252,3 +252,24 @@ def test_a_calibration_of_rows_permuted_against_the_labels_is_refused():
     same = kerndwd.fit(X, y, lam, kern=k)  # the rows cv saw: accepted
     prob = same.predict(X[:3], type="prob", calibration=cv, lambdas=cv.lambda_min)
     assert ((prob > 0) & (prob < 1)).all()
+
+
+@pytest.mark.parametrize("centred", [False, True])
+@pytest.mark.parametrize("value", [0.0, 0.3, 1.0, -3.0, 50.0, 1e4])
+def test_held_out_values_all_equal_give_finite_coefficients_at_the_smoothed_frequency(value, centred):
+    """Every held-out value the same: only ``z = a f + b`` is identified and the
+    Newton matrix is singular.  The coefficients are finite and the sigmoid
+    gives the smoothed targets' mean, the minimiser of F over a constant ``z``:
+    ``1 / (1 + exp(z)) = mean(t)`` (``centred`` at ``f = 0``: ``z = 0``)."""
+    y = np.array([1, -1, 1, 1, -1, -1, 1, -1, 1, 1])
+    f = np.full(y.size, value)
+    a, b = fit_platt(f, y, centred=centred)
+    assert np.isfinite(a) and np.isfinite(b)
+    if centred and value == 0.0:
+        assert (a, b) == (0.0, 0.0)
+        return
+    mean = smoothed_targets(y).mean()
+    assert abs((a * value + b) - np.log((1.0 - mean) / mean)) <= 1e-9
+    np.testing.assert_allclose(platt_probability(f, a, b), mean, rtol=1e-9)
+    if centred:
+        assert b == 0.0
