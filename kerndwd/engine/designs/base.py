@@ -131,8 +131,13 @@ class Design(ABC):
         return self
 
     def within(self, memory):
-        """This design, with ``memory`` (bytes; None: keep the default) as the budget
-        of what it keeps in memory (:attr:`memory`).
+        """This design, with ``memory`` as the budget of what it keeps in memory
+        (:attr:`memory`).
+
+        Parameters
+        ----------
+        memory : float or None
+            Bytes; None leaves the budget as it is.
 
         Returns
         -------
