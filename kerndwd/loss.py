@@ -6,13 +6,14 @@ For ``q > 0`` and the knot ``t_q = q / (q + 1)``::
     V_q(u) = u^(-q) q^q / (q + 1)^(q + 1)        if u >  t_q
 
 :func:`dwd_loss` evaluates the power tail as ``t_q^q u^(-q) / (q + 1)``
-with ``t_q^q = exp(-q log(1 + 1/q))``, an exponent in ``(-1, 0)`` for every
-q, and decides the branch by an exact comparison with ``q / (q + 1)``: the
-rounded knot and the rounded ratio ``t_q / u`` would cost ``q`` ulps, and
-for ``q`` above about ``1e16`` (where ``q / (q + 1)`` rounds to 1) a factor
-``e``.  No factor can overflow (``u^(-q) <= t_q^(-q) < e`` above the knot);
-they only underflow to zero, the correct limit.  The derivative is
-``-(t_q / u)^(q + 1)``, good to about ``q`` ulps.
+and :func:`dwd_loss_deriv` its derivative ``-(t_q / u)^(q + 1)`` as
+``-t_q^q u^(-q) (t_q / u)``, with ``t_q^q = exp(-q log(1 + 1/q))`` (an
+exponent in ``(-1, 0)`` for every q), and both decide the branch by an
+exact comparison with ``q / (q + 1)``: the rounded knot and the rounded
+ratio ``t_q / u`` raised to ``q`` would cost ``q`` ulps, and for ``q``
+above about ``1e16`` (where ``q / (q + 1)`` rounds to 1) a factor ``e``.
+No factor can overflow (``u^(-q) <= t_q^(-q) < e`` above the knot); they
+only underflow to zero, the correct limit.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._scalars import check_real
 from .engine.loss import DWDLoss
-from .engine.loss import loss_derivs as _deriv
 
 __all__ = [
     "dwd_loss",
@@ -141,6 +141,18 @@ def _loss_exact(u: NDArray[np.float64], q: float) -> NDArray[np.float64]:
     return np.where(above, power, np.maximum(1.0 - flat, top)).reshape(u.shape)
 
 
+def _deriv_exact(u: NDArray[np.float64], q: float) -> NDArray[np.float64]:
+    """``V_q'(u)`` to a few ulps for every ``q > 0``: ``-t_q^q u^(-q) (t_q / u)``
+    above the exact knot (each factor at most 1 or ``e``), ``-1`` up to it."""
+    flat = u.reshape(-1)
+    t = q / (q + 1.0)
+    above = _above_knot(flat, q)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        at = np.where(above, flat, 1.0)
+        power = np.minimum(np.exp(-_log_tail_scale(q)) * np.power(at, -q) * np.minimum(t / at, 1.0), 1.0)
+    return np.negative(np.where(above, power, 1.0)).reshape(u.shape)
+
+
 def dwd_loss(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """The generalized DWD loss ``V_q(u)`` (paper eq. 3.1), elementwise.
 
@@ -202,7 +214,7 @@ def dwd_loss_deriv(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """
     q = _check_q(q)
     arr = _as_margins(u)
-    out = _deriv(arr, q)  # finite or +-inf for every margin and q, without a floating-point warning
+    out = _deriv_exact(arr, q)  # in [-1, 0] for every margin and q, without a floating-point warning
     return out if out.ndim else float(out)
 
 
