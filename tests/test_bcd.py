@@ -414,3 +414,14 @@ def test_a_named_bcd_at_q_from_one_hundredth_warns_nothing(q):
         warnings.simplefilter("error")
         path = kerndwd.fit(X, y, [1.0], kern=KERN, qval=q, solver="bcd", stop="kkt", eps=1e-6)
     assert path.jerr == 0
+
+
+def test_tune_warns_for_its_smallest_q_before_any_sweep(monkeypatch):
+    """tune checks its problem at the first q; a smaller one later in qvals is
+    named too, before the folds."""
+    X, y, _ = circle(60, 1)
+    _refuse_sweeps(monkeypatch)
+    with pytest.warns(kerndwd.DWDConvergenceWarning) as record, pytest.raises(_NoSweeps):
+        kerndwd.tune(X, y, [1.0], kern=KERN, qvals=[1.0, 2e-3, 0.5], solver="bcd", stop="kkt", eps=1e-6,
+                     random_state=0)
+    assert [str(w.message)[:26] for w in record] == ["solver='bcd' at q = 0.002:"]
