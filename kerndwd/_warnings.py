@@ -3,6 +3,8 @@ left possibly far from the optimum, and lambdas given in another order."""
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -141,3 +143,40 @@ def warn_grid_edge(index, lambdas, name="lambda_min", stacklevel=3):
     words = grid_edge_words(index, lambdas)
     if words is not None:
         warnings.warn(f"{name}: {words}", DWDGridWarning, stacklevel=stacklevel + 1)
+
+
+#: Below this q, block coordinate sweeps (``solver="bcd"``) majorise ``V_q`` with the
+#: curvature ``M = (q+1)^2/q`` above 100, and a path takes many times the sweeps of
+#: q = 1: measured on 200 rows, 10 lambdas, rbf, eps = 1e-9: 330 sweeps at q = 1,
+#: 2 259 at 0.01, 14 017 at 1e-3, more than 20 000 at 1e-4 (Newton on the kernel
+#: matrix: about 50 iterations at every q).
+BCD_SLOW_Q = 1e-2
+
+
+def _outside_the_package():
+    """The ``stacklevel`` that makes a warning raised by the caller of this
+    function name the first frame outside kerndwd (the user's call)."""
+    root = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_slow_design(design, q, n, storage):
+    """Before any sweep: a warning when block coordinate descent is what will fit
+    ``n`` rows at ``q`` and it will be slow: named by the caller at a q below
+    :data:`BCD_SLOW_Q`, or picked by ``solver="auto"`` for rows in memory (where
+    the kernel matrix does not fit, so each sweep forms all ``n^2`` kernel entries)."""
+    if design.name != "bcd" or design.selected_by != "solver":
+        return
+    if design.chosen is None and q < BCD_SLOW_Q:
+        warnings.warn(f"solver='bcd' at q = {q:g}: block coordinate sweeps majorise the loss with curvature "
+                      f"M = (q+1)^2/q = {(q + 1.0) ** 2 / q:.3g}, and below q = {BCD_SLOW_Q:g} a path takes "
+                      "tens to hundreds of times the sweeps it takes at q = 1 (it may spend maxit); Newton on "
+                      "the kernel matrix (solver='exact' or 'cg') reaches the same optimum in tens of iterations",
+                      DWDConvergenceWarning, stacklevel=_outside_the_package())
+    elif design.chosen is not None and storage != "remote":
+        warnings.warn(f"{design.chosen}; each sweep forms all {n}^2 = {float(n) * n:.3g} kernel entries and a "
+                      "path takes hundreds of sweeps or more: progress=True shows them",
+                      UserWarning, stacklevel=_outside_the_package())

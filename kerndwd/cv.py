@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._inputs import Settings, build_problem, check_data, check_flag, check_n_jobs, check_qvals
 from ._rnames import RNamed
-from ._warnings import grid_edge_words, warn_folds, warn_grid_edge
+from ._warnings import grid_edge_words, warn_folds, warn_grid_edge, warn_slow_design
 from .engine import GAM_TUNE, FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
@@ -573,6 +573,8 @@ def tune(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, qvals: Ar
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, float(qs[0]), eps, maxit, stop,
                                     random_state, gam=GAM_TUNE, linear_rule="tunedwd", approx=approx,
                                     solver=solver, design_options=design_options, method=method)
+    if problem.design.chosen is None and min(qs) < qs[0]:  # the problem was built, and checked, at qs[0]
+        warn_slow_design(problem.design, float(min(qs)), problem.n, problem.storage)
     with core.fold_report("tune folds", foldid, check_flag(progress, "progress")) as monitor:
         predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
                                                monitor=monitor)

@@ -5,22 +5,26 @@ For ``q > 0`` and the knot ``t_q = q / (q + 1)``::
     V_q(u) = 1 - u                               if u <= t_q
     V_q(u) = u^(-q) q^q / (q + 1)^(q + 1)        if u >  t_q
 
-Above the knot we evaluate the equivalent form ``(t_q / u)^q / (q + 1)``:
-the ratio ``t_q / u`` lies in ``(0, 1)`` there, so no intermediate power can
-overflow, even for ``q = 100`` or margins of ``1e300``; it only underflows
-to zero, which is the correct limit.  The derivative is likewise
-``-(t_q / u)^(q + 1)``.
+:func:`dwd_loss` evaluates the power tail as ``t_q^q u^(-q) / (q + 1)``
+and :func:`dwd_loss_deriv` its derivative ``-(t_q / u)^(q + 1)`` as
+``-t_q^q u^(-q) (t_q / u)``, with ``t_q^q = exp(-q log(1 + 1/q))`` (an
+exponent in ``(-1, 0)`` for every q), and both decide the branch by an
+exact comparison with ``q / (q + 1)``: the rounded knot and the rounded
+ratio ``t_q / u`` raised to ``q`` would cost ``q`` ulps, and for ``q``
+above about ``1e16`` (where ``q / (q + 1)`` rounds to 1) a factor ``e``.
+No factor can overflow (``u^(-q) <= t_q^(-q) < e`` above the knot); they
+only underflow to zero, the correct limit.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._scalars import check_real
 from .engine.loss import DWDLoss
-from .engine.loss import loss_derivs as _deriv
-from .engine.loss import loss_values as _loss
 
 __all__ = [
     "dwd_loss",
@@ -103,6 +107,52 @@ def _as_margins(u: ArrayLike) -> NDArray[np.float64]:
     return arr
 
 
+def _log_tail_scale(q: float) -> float:
+    """``-log(t_q^q) = q log(1 + 1/q)``, in ``(0, 1)``, to a few ulps: through
+    ``log1p(1/q)`` for ``q >= 1``, ``q (log1p(q) - log(q))`` (two positive
+    terms) below, where ``1/q`` may overflow."""
+    if q >= 1.0:
+        return q * np.log1p(1.0 / q)
+    return q * (np.log1p(q) - np.log(q))
+
+
+def _above_knot(u: NDArray[np.float64], q: float) -> NDArray[np.bool_]:
+    """``u > q / (q + 1)`` for a 1-d ``u``, decided exactly: in floating point,
+    and in rational arithmetic for the margins within a few ulps of the
+    rounded knot."""
+    t = q / (q + 1.0)
+    above = u > t
+    exact_q = Fraction(q)
+    for i in np.flatnonzero(np.abs(u - t) <= 4.0 * np.spacing(t)).tolist():
+        above[i] = Fraction(float(u[i])) * (exact_q + 1) > exact_q
+    return above
+
+
+def _loss_exact(u: NDArray[np.float64], q: float) -> NDArray[np.float64]:
+    """``V_q(u)`` to a few ulps for every ``q > 0``; the pieces meet at the
+    computed ``1/(q + 1)``, so the result is non-increasing in ``u`` as
+    computed too."""
+    flat = u.reshape(-1)
+    top = 1.0 / (q + 1.0)
+    tail = np.exp(-_log_tail_scale(q)) * top  # t_q^q / (q + 1)
+    above = _above_knot(flat, q)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        power = np.minimum(tail * np.power(np.where(above, flat, 1.0), -q), top)
+    return np.where(above, power, np.maximum(1.0 - flat, top)).reshape(u.shape)
+
+
+def _deriv_exact(u: NDArray[np.float64], q: float) -> NDArray[np.float64]:
+    """``V_q'(u)`` to a few ulps for every ``q > 0``: ``-t_q^q u^(-q) (t_q / u)``
+    above the exact knot (each factor at most 1 or ``e``), ``-1`` up to it."""
+    flat = u.reshape(-1)
+    t = q / (q + 1.0)
+    above = _above_knot(flat, q)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        at = np.where(above, flat, 1.0)
+        power = np.minimum(np.exp(-_log_tail_scale(q)) * np.power(at, -q) * np.minimum(t / at, 1.0), 1.0)
+    return np.negative(np.where(above, power, 1.0)).reshape(u.shape)
+
+
 def dwd_loss(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """The generalized DWD loss ``V_q(u)`` (paper eq. 3.1), elementwise.
 
@@ -133,7 +183,7 @@ def dwd_loss(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """
     q = _check_q(q)
     arr = _as_margins(u)
-    out = _loss(arr, q)  # finite or +-inf for every margin and q, without a floating-point warning
+    out = _loss_exact(arr, q)  # finite or +-inf for every margin and q, without a floating-point warning
     return out if out.ndim else float(out)
 
 
@@ -164,7 +214,7 @@ def dwd_loss_deriv(u: ArrayLike, q: float = 1.0) -> NDArray[np.float64] | float:
     """
     q = _check_q(q)
     arr = _as_margins(u)
-    out = _deriv(arr, q)  # finite or +-inf for every margin and q, without a floating-point warning
+    out = _deriv_exact(arr, q)  # in [-1, 0] for every margin and q, without a floating-point warning
     return out if out.ndim else float(out)
 
 

@@ -19,6 +19,7 @@ knot).
 """
 
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -348,6 +349,27 @@ def test_the_design_keeps_its_options_its_seed_and_its_budget(monkeypatch):
     assert auto.blas_work(SimpleNamespace(storage="dense", n=1001, p=5)) == (0.0, 2.0 * 1001 ** 2 * 5)
 
 
+def test_solver_auto_memory_is_the_budget_of_the_kernel_bcd_keeps(monkeypatch):
+    """``solver="auto", memory=1e5`` on 400 rows picks BCD (``K`` takes 1.3 MB);
+    BCD then forms kernel columns by blocks and never the ``n x n`` matrix,
+    whatever the machine's budget (here room for it).  A budget with room for
+    ``K`` on a BCD named by the caller keeps it."""
+    from kerndwd.engine import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "available_memory", lambda: 1e12)
+    X, y, _ = circle(400, 3)
+    formed = []
+    original = cache_module.FactorCache.kernel_matrix
+    monkeypatch.setattr(cache_module.FactorCache, "kernel_matrix",
+                        lambda self, single=False: formed.append(single) or original(self, single))
+    with pytest.warns(UserWarning, match="block coordinate descent"):
+        path = kerndwd.fit(X, y, [0.1], kern=KERN, solver="auto", memory=1e5, stop="kkt", eps=1e-6)
+    assert path.design == "bcd" and path.jerr == 0 and formed == []
+    bcd = make_design("bcd", {})
+    assert bcd.keeps_kernel(400) and not bcd.within(1e5).keeps_kernel(400)
+    assert bcd.within(None).memory == 1e5 and bcd.within(8.0 * 400 ** 2).keeps_kernel(400)
+
+
 def test_the_seed_orders_the_blocks():
     X, y, _ = circle(200, 3)
     kw = dict(kern=KERN, solver="bcd", block_size=16, stop="kkt", eps=1e-3)
@@ -356,3 +378,50 @@ def test_the_seed_orders_the_blocks():
     other = kerndwd.fit(X, y, [0.01], random_state=2, **kw)
     np.testing.assert_array_equal(one.alpha, again.alpha)
     assert not np.array_equal(one.alpha, other.alpha)
+
+
+class _NoSweeps(Exception):
+    pass
+
+
+def _refuse_sweeps(monkeypatch):
+    """Make building BCD's majoriser raise: what was warned by then was warned before any sweep."""
+    from kerndwd.engine.designs.bcd import BlockCoordinateDesign
+
+    def refuse(self, problem, cache):
+        raise _NoSweeps
+    monkeypatch.setattr(BlockCoordinateDesign, "majoriser", refuse)
+
+
+@pytest.mark.parametrize("q", [1e-4, 3e-3])
+def test_a_named_bcd_warns_before_any_sweep_at_a_tiny_q(monkeypatch, q):
+    X, y, _ = circle(60, 1)
+    _refuse_sweeps(monkeypatch)
+    message = (f"solver='bcd' at q = {q:g}: block coordinate sweeps majorise the loss with curvature "
+               f"M = (q+1)^2/q = {(q + 1) ** 2 / q:.3g}, and below q = 0.01 a path takes tens to hundreds of "
+               "times the sweeps it takes at q = 1 (it may spend maxit); Newton on the kernel matrix "
+               "(solver='exact' or 'cg') reaches the same optimum in tens of iterations")
+    with pytest.warns(kerndwd.DWDConvergenceWarning) as record, pytest.raises(_NoSweeps):
+        kerndwd.fit(X, y, [1.0], kern=KERN, qval=q, solver="bcd", block_size=16, stop="kkt", eps=1e-9)
+    assert [str(w.message) for w in record] == [message]
+    assert record[0].filename == __file__  # it names the caller's line
+
+
+@pytest.mark.parametrize("q", [0.01, 1.0])
+def test_a_named_bcd_at_q_from_one_hundredth_warns_nothing(q):
+    X, y, _ = circle(60, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = kerndwd.fit(X, y, [1.0], kern=KERN, qval=q, solver="bcd", stop="kkt", eps=1e-6)
+    assert path.jerr == 0
+
+
+def test_tune_warns_for_its_smallest_q_before_any_sweep(monkeypatch):
+    """tune checks its problem at the first q; a smaller one later in qvals is
+    named too, before the folds."""
+    X, y, _ = circle(60, 1)
+    _refuse_sweeps(monkeypatch)
+    with pytest.warns(kerndwd.DWDConvergenceWarning) as record, pytest.raises(_NoSweeps):
+        kerndwd.tune(X, y, [1.0], kern=KERN, qvals=[1.0, 2e-3, 0.5], solver="bcd", stop="kkt", eps=1e-6,
+                     random_state=0)
+    assert [str(w.message)[:26] for w in record] == ["solver='bcd' at q = 0.002:"]

@@ -230,3 +230,46 @@ def test_a_held_out_slope_of_the_wrong_sign_is_returned_with_a_warning_at_the_ca
     fit_heldout_platt([f], [y], stacklevel=3)
     assert levels == [(UserWarning, 2), (UserWarning, 3)]
     assert calibration.warnings is warnings
+
+
+def test_a_calibration_of_rows_permuted_against_the_labels_is_refused():
+    """Same shape, column sums, labels and weights: only the rows' order differs."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 10, (60, 3)).astype(float)
+    y = np.where(X[:, 0] + rng.normal(0, 2, 60) > 4.5, 1, -1)
+    lam = 10.0 ** np.linspace(1, -3, 8)
+    k = kerndwd.rbfdot(0.1)
+    cv = kerndwd.cv(X, y, lam, kern=k, random_state=0)
+    path = kerndwd.fit(X[rng.permutation(60)], y, lam, kern=k)
+    theirs, ours = cv.fingerprint["rows"], path.fingerprint["rows"]
+    assert theirs != ours
+    message = ("calibration: this cross-validation was not fitted on what the path was: "
+               f"rows ({theirs!r} against the path's {ours!r}); "
+               "calibrate with kerndwd.cv on the same X, y, weights, kern, qval and design")
+    with pytest.raises(ValueError) as err:
+        path.predict(X[:3], type="prob", calibration=cv, lambdas=cv.lambda_min)
+    assert str(err.value) == message
+    same = kerndwd.fit(X, y, lam, kern=k)  # the rows cv saw: accepted
+    prob = same.predict(X[:3], type="prob", calibration=cv, lambdas=cv.lambda_min)
+    assert ((prob > 0) & (prob < 1)).all()
+
+
+@pytest.mark.parametrize("centred", [False, True])
+@pytest.mark.parametrize("value", [0.0, 0.3, 1.0, -3.0, 50.0, 1e4])
+def test_held_out_values_all_equal_give_finite_coefficients_at_the_smoothed_frequency(value, centred):
+    """Every held-out value the same: only ``z = a f + b`` is identified and the
+    Newton matrix is singular.  The coefficients are finite and the sigmoid
+    gives the smoothed targets' mean, the minimiser of F over a constant ``z``:
+    ``1 / (1 + exp(z)) = mean(t)`` (``centred`` at ``f = 0``: ``z = 0``)."""
+    y = np.array([1, -1, 1, 1, -1, -1, 1, -1, 1, 1])
+    f = np.full(y.size, value)
+    a, b = fit_platt(f, y, centred=centred)
+    assert np.isfinite(a) and np.isfinite(b)
+    if centred and value == 0.0:
+        assert (a, b) == (0.0, 0.0)
+        return
+    mean = smoothed_targets(y).mean()
+    assert abs((a * value + b) - np.log((1.0 - mean) / mean)) <= 1e-9
+    np.testing.assert_allclose(platt_probability(f, a, b), mean, rtol=1e-9)
+    if centred:
+        assert b == 0.0

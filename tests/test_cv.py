@@ -402,3 +402,20 @@ def test_tune_factorises_each_fold_kernel_once_for_all_q():
     for r in res.cvres:
         alone = kerndwd.tune(X, y, lam, qvals=(r.qval,), kern=kerndwd.rbfdot(1.0), foldid=res.foldid)
         np.testing.assert_array_equal(alone.cvres[0].predmat, r.predmat)
+
+
+@pytest.mark.parametrize("design", [{}, {"solver": "bcd"}, {"approx": "nystroem"}])
+def test_verbose_is_refused_with_a_pointer_to_progress(design):
+    """Other libraries' ``verbose`` is no design option of any design: the refusal
+    names the argument that reports the progress, on every face."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    message = "unexpected keyword argument verbose: to report the progress of a fit, pass progress=True"
+    for face in (kerndwd.cv, kerndwd.fit):
+        with pytest.raises(TypeError) as err:
+            face(X, y, [1.0], verbose=True, **design)
+        assert str(err.value) == message
+    with pytest.raises(TypeError) as err:
+        kerndwd.DWDClassifier(design_options={"verbose": True}).fit(X, y)
+    assert str(err.value) == message

@@ -362,6 +362,33 @@ def test_nan_and_infinite_values_are_refused_by_name():
         kerndwd.fit(da.from_array(X, chunks=(20, 3)), y, [0.5], kern=LIN, wt=da.from_array(-np.ones(60), chunks=20))
 
 
+def test_rows_beyond_the_safe_scale_are_refused_on_a_cluster_as_in_memory(client, monkeypatch):
+    """Entries of 1e150 and more: the in-memory message, before any pass."""
+    X, y, _ = _data(n=60)
+    big = X * 1e150
+    with pytest.raises(ValueError) as in_memory:
+        kerndwd.fit(big, y, [1.0], kern=LIN)
+    assert str(in_memory.value) == (f"X has entries of magnitude up to {np.abs(big).max():.3g}: products of rows "
+                                    "overflow double precision above about 1e+150; rescale X (e.g. standardise "
+                                    "its columns)")
+    from kerndwd.engine import chunk_tasks
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the rows were placed for a pass")
+
+    monkeypatch.setattr(chunk_tasks, "persist_beside", no_pass)
+    monkeypatch.setattr("kerndwd._inputs.rows.persist_beside", no_pass)
+    with pytest.raises(ValueError) as on_cluster:
+        kerndwd.fit(da.from_array(big, chunks=(15, 3)), da.from_array(np.where(y == "yes", 1, -1), chunks=15),
+                    [1.0], kern=LIN)
+    assert str(on_cluster.value) == str(in_memory.value)
+    monkeypatch.undo()
+    path = kerndwd.fit(da.from_array(X, chunks=(15, 3)), y, [1.0], kern=LIN)
+    newx = da.from_array(big[:30], chunks=(15, 3))
+    with pytest.raises(ValueError, match=r"^newx has entries of magnitude up to .*rescale newx"):
+        path.predict(newx).compute()
+
+
 def test_non_numeric_dataframe_columns_are_named():
     pd = pytest.importorskip("pandas")
     X, y, _ = _data(n=60)

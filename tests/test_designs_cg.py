@@ -76,8 +76,8 @@ def test_declared_work_and_the_rank_option():
 
 
 def test_a_float32_copy_from_its_row_count_where_it_fits(monkeypatch):
-    """From :data:`SINGLE_MIN_ROWS` rows, and where ``4 n^2`` bytes fit the
-    budget, the majoriser's Newton directions run on a float32 copy of ``K``,
+    """From :data:`SINGLE_MIN_ROWS` rows, and where ``4 n^2`` bytes beside ``K``
+    (:func:`matrix_bytes`) fit the budget, the majoriser's Newton directions run on a float32 copy of ``K``,
     formed once per cache; below it, or where it does not fit, on ``K``."""
     problem = _problem(KernelCGDesign(), n=40)
     cache = engine.FactorCache(problem.X, problem.kern)
@@ -89,10 +89,10 @@ def test_a_float32_copy_from_its_row_count_where_it_fits(monkeypatch):
     assert m.newton_system().products is m.products
     assert engine.build_majoriser(problem, cache).products is m.products  # once per cache
     asked = []
-    monkeypatch.setattr(cg_module, "keeps", lambda how, nbytes: asked.append((how, nbytes)) or False)
+    monkeypatch.setattr(cg_module, "keeps", lambda how, nbytes, memory: asked.append((how, nbytes, memory)) or False)
     fresh = engine.FactorCache(problem.X, problem.kern)
     assert engine.build_majoriser(problem, fresh).products is None
-    assert asked == [(None, 4.0 * 40 ** 2)]
+    assert asked == [(None, cg_module.matrix_bytes(40, False) + 4.0 * 40 ** 2, None)]
     monkeypatch.setattr(cg_module, "SINGLE_MIN_ROWS", 41)
     asked.clear()
     assert engine.build_majoriser(problem, engine.FactorCache(problem.X, problem.kern)).products is None
@@ -207,3 +207,27 @@ def test_the_fit_held_in_float32_is_the_fit_of_the_rounded_kernel():
 def _close_per_column(got, expected, rtol=5e-6):
     scale = np.abs(expected).max(axis=0)
     assert (np.abs(got - expected).max(axis=0) <= rtol * scale).all(), (np.abs(got - expected).max(axis=0), scale)
+
+
+@pytest.mark.parametrize("room", [1.1, 2.0])
+def test_solver_auto_memory_bounds_the_float32_copy_beside_k(monkeypatch, room):
+    """``solver="auto", memory=`` picks cg in float64 where ``K`` fits; the copy of
+    ``K`` in float32 is added only where ``K`` and the copy together fit that
+    budget (not the machine's)."""
+    from kerndwd.engine import cache as cache_module
+
+    monkeypatch.setattr(cg_module, "SINGLE_MIN_ROWS", 300)
+    n = 400
+    need = cg_module.matrix_bytes(n, False)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((n, 2))
+    y = np.where((X ** 2).sum(axis=1) > 1.4, 1, -1)
+    formed = []
+    original = cache_module.FactorCache.kernel_matrix
+    monkeypatch.setattr(cache_module.FactorCache, "kernel_matrix",
+                        lambda self, single=False: formed.append(single) or original(self, single))
+    path = kerndwd.fit(X, y, [0.1], kern=kerndwd.rbfdot(1.0), solver="auto", memory=room * need, stop="kkt",
+                       eps=1e-6)
+    assert path.design == "cg" and path.jerr == 0
+    copy_fits = need + 4.0 * n * n <= room * need
+    assert (True in formed) == copy_fits

@@ -285,3 +285,33 @@ def test_cv_splitter_folds(binary):
     np.testing.assert_array_equal(est.cv_results_["foldid"], np.repeat([1, 2, 3, 4], 20))
     with pytest.raises(ValueError, match="held out exactly once"):
         DWDClassifierCV(lambdas=[1.0], cv=[(np.arange(40), np.arange(40, 60))]).fit(X, y)
+
+
+def test_the_default_solver_says_before_any_sweep_that_it_chose_bcd(monkeypatch):
+    """Where the kernel matrix exceeds the memory budget (here made small), the
+    default route is block coordinate descent: the estimator says so, and what a
+    sweep costs, before the first sweep."""
+    from kerndwd.engine import cache
+    from kerndwd.engine.designs.bcd import BlockCoordinateDesign
+
+    class NoSweeps(Exception):
+        pass
+
+    def refuse(self, problem, cache):
+        raise NoSweeps
+    monkeypatch.setattr(cache, "available_memory", lambda: 2e5)  # a budget of 1e5 bytes
+    monkeypatch.setattr(BlockCoordinateDesign, "majoriser", refuse)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 2))
+    y = np.where((X ** 2).sum(axis=1) > 1.4, 1, -1)
+    message = ("solver='auto': the 300 x 300 kernel matrix (0.00034 GiB in float32) exceeds the memory budget "
+               "(9.3e-05 GiB): block coordinate descent, O(n b) memory (approx='nystroem' is much faster at this "
+               "size); each sweep forms all 300^2 = 9e+04 kernel entries and a path takes hundreds of sweeps or "
+               "more: progress=True shows them")
+    with pytest.warns(UserWarning) as record, pytest.raises(NoSweeps):
+        DWDClassifier(kernel="rbf").fit(X, y)
+    assert [str(w.message) for w in record] == [message]
+    monkeypatch.setattr(cache, "available_memory", lambda: 1e12)  # K fits: no warning, no BCD
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert DWDClassifier(kernel="rbf").fit(X, y).solver_chosen_.startswith("solver='auto': n = 300 rows")

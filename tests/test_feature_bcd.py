@@ -67,6 +67,21 @@ def test_random_features_by_blocks_are_the_in_memory_fit(weighted, q):
     np.testing.assert_allclose(_links(blocks, newx), _links(whole, newx), atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("eps", [1e-11, 1e-13])
+def test_random_feature_blocks_reach_the_in_memory_designs_gradient(eps):
+    """60 x 3 rows, 40 features, lambda = 1: the blocks certify a gradient norm of
+    1e-11 and 1e-13 (as the in-memory design does, in tens of sweeps, not the
+    whole budget) and reach its objective."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1, -1)
+    args = dict(kern=kerndwd.rbfdot(0.5), approx="rff", n_components=40, random_state=0, stop="kkt", eps=eps)
+    blocks = kerndwd.fit(X, y, [1.0], maxit=3000, solver="bcd", **args)
+    in_memory = kerndwd.fit(X, y, [1.0], **args)
+    assert blocks.jerr == 0 and blocks.kkt[0] <= eps and blocks.npass[0] <= 100
+    np.testing.assert_allclose(blocks.objective, in_memory.objective, rtol=1e-12)
+
+
 def test_nystroem_by_blocks_is_the_in_memory_nystroem_fit_on_the_same_landmarks():
     X, y, rng = _data(n=200, seed=2)
     kw = dict(kern=kerndwd.rbfdot(1.0), stop="kkt", eps=1e-10, approx="nystroem", n_components=60, random_state=7)

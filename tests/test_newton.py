@@ -392,6 +392,72 @@ def test_mm_continues_where_newton_stops_short():
     np.testing.assert_allclose(res.objective, alone.objective, rtol=1e-10)
 
 
+def test_the_mm_fallback_starts_at_newtons_last_iterate_and_its_passes_are_counted():
+    """Where Newton stalls (forced on the third lambda after one pass), MM with
+    momentum is reset at Newton's last iterate and at the decision values
+    recomputed from it (not at zero, nor at the lambda's start), and the
+    lambda's ``npass`` is Newton's passes there plus exactly the passes MM
+    takes from that point to ``eps``."""
+    from dataclasses import replace
+    from unittest import mock
+
+    from kerndwd.engine.objective import Objective
+    from kerndwd.engine.solvers import CONVERGED, STALLED
+    from kerndwd.engine.solvers.mm import MMIteration
+    from kerndwd.engine.solvers.newton import NewtonIteration
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    lambdas, eps = [1.0, 0.1, 0.01, 0.001], 1e-10
+    full = Problem.from_arrays(X, y, lambdas, stop="kkt", eps=eps, method="newton")
+    maj = build_majoriser(full, FactorCache(X, full.kern))
+    real_newton, real_mm, real_reset = NewtonIteration.run, MMIteration.run, MMIteration.reset
+    stalled, starts, mm_passes = {}, [], []
+
+    def stall_on_the_third(self, l, lam, remaining, callback):
+        status, passes = real_newton(self, l, lam, min(remaining, 1) if l == 2 else remaining, callback)
+        if l == 2:
+            stalled.update(alpha=self.alpha(), passes=passes)
+            return STALLED, passes
+        return status, passes
+
+    def reset(self, alpha=None, f=None):
+        starts.append((self.problem.accelerate, None if alpha is None else alpha.copy(), f))
+        return real_reset(self, alpha, f)
+
+    def counted(self, l, lam, remaining, callback):
+        status, passes = real_mm(self, l, lam, remaining, callback)
+        mm_passes.append((l, passes))
+        return status, passes
+
+    with mock.patch.object(NewtonIteration, "run", stall_on_the_third), \
+            mock.patch.object(MMIteration, "reset", reset), mock.patch.object(MMIteration, "run", counted):
+        res = newton_path(maj, full)
+    assert res.jerr == 0 and res.solvers == ("newton", "mm") and res.kkt[2] <= eps
+    (accelerate, alpha0, f0), = starts  # one hand-over
+    assert accelerate is True
+    np.testing.assert_array_equal(alpha0, stalled["alpha"])
+    objective = Objective(maj.form, full.y, maj.loss)
+    np.testing.assert_allclose(f0, objective.evaluate(stalled["alpha"], lambdas[2])[0], rtol=1e-13, atol=1e-15)
+    assert np.abs(alpha0).max() > 0.0  # not the zero start
+    assert {l for l, _ in mm_passes} == {2}
+    assert res.npass[2] == stalled["passes"] + sum(p for _, p in mm_passes)
+    # MM with momentum alone, from that point, under the template's own rule
+    # (confirm the gradient on recomputed decision values, else go on)
+    mm = MMIteration(maj, replace(full, method="mm", accelerate=True), objective)
+    real_reset(mm, alpha0, f0)
+    used = 0
+    while True:
+        status, passes = real_mm(mm, 2, lambdas[2], full.maxit, None)
+        used += passes
+        f, _, grad = objective.evaluate(mm.alpha(), lambdas[2])
+        if status != CONVERGED or grad @ grad <= eps * eps:
+            break
+        mm.refresh(f)
+    assert status == CONVERGED and used == sum(p for _, p in mm_passes)
+
+
 def test_one_budget_across_the_hand_over():
     """The fallback gets what is left of ``maxit``, not a budget of its own: an
     unreachable tolerance spends ``maxit`` passes in all (and the pass past it,

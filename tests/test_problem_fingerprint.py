@@ -1,8 +1,9 @@
 """What a fit is a fit of (``Problem.fingerprint``), and the storage kind of rows.
 
 The fingerprint names the kernel, q, the design with its options and seed,
-and a digest of the rows' shape and column sums, the labels and the weights:
-the same arrays give the same digest, a change to any of them another one.
+and a digest of the bytes of the rows, the labels and the weights: the same
+arrays give the same digest, a change to any of them (rows permuted against
+the labels included) another one.
 Rows held by Dask have no digest.
 """
 
@@ -85,9 +86,9 @@ def test_the_storage_kind_of_rows():
 
 
 def test_the_shape_separates_column_sums_from_labels():
-    """Column sums and labels are hashed one after the other: 20 x 3 rows and
-    19 x 4 rows whose fourth column sums to the first label concatenate to
-    the same numbers, and only the shape tells them apart."""
+    """20 x 3 rows and 19 x 4 rows whose fourth column sums to the first label
+    have the same column sums followed by the labels: the digest still tells
+    them apart."""
     rng = np.random.default_rng(1)
     X = rng.integers(-5, 6, size=(20, 3)).astype(float)  # integer sums: exact in any order
     y = np.where(rng.standard_normal(20) > 0, 1.0, -1.0)
@@ -97,3 +98,32 @@ def test_the_shape_separates_column_sums_from_labels():
     X2[0, 3] = y[0]
     np.testing.assert_array_equal(np.r_[X2.sum(axis=0), y[1:]], np.r_[X.sum(axis=0), y])
     assert _problem(X, y).fingerprint()["rows"] != _problem(X2, y[1:]).fingerprint()["rows"]
+
+
+def test_rows_permuted_against_the_labels_move_the_digest(data):
+    """The column sums, the labels and the weights are those of the permuted
+    rows too: only the rows' own bytes tell the two apart."""
+    X, y = data
+    order = np.random.default_rng(2).permutation(20)
+    np.testing.assert_allclose(X[order].sum(axis=0), X.sum(axis=0), rtol=1e-14)
+    assert _problem(X[order], y).fingerprint()["rows"] != _problem(X, y).fingerprint()["rows"]
+    swapped = X.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]  # two rows exchanged
+    assert _problem(swapped, y).fingerprint()["rows"] != _problem(X, y).fingerprint()["rows"]
+
+
+def test_sparse_rows_digest_their_entries_whatever_their_order_in_storage(data):
+    X, y = data
+    X = np.where(np.abs(X) > 0.8, X, 0.0)
+    csr = sparse.csr_matrix(X)
+    shuffled = csr.copy()
+    for i in range(20):  # the same matrix with each row's entries stored in reverse
+        lo, hi = shuffled.indptr[i], shuffled.indptr[i + 1]
+        shuffled.indices[lo:hi] = shuffled.indices[lo:hi][::-1].copy()
+        shuffled.data[lo:hi] = shuffled.data[lo:hi][::-1].copy()
+    shuffled.has_sorted_indices = False
+    np.testing.assert_array_equal(shuffled.toarray(), X)
+    base = _problem(csr, y).fingerprint()["rows"]
+    assert _problem(shuffled, y).fingerprint()["rows"] == base
+    assert _problem(sparse.csr_matrix(X[::-1]), y).fingerprint()["rows"] != base
+    assert _problem(X, y).fingerprint()["rows"] != base  # dense and sparse storage: different fits

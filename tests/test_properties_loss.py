@@ -18,6 +18,7 @@ statements is many orders of magnitude larger.
 import math
 
 import numpy as np
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import optimize
@@ -117,11 +118,13 @@ def test_loss_convex_midpoint(args):
 def test_loss_c1_at_knot(q, h):
     """(3.2) and (3.4): ``V_q`` is continuous at the knot ``t = q/(q+1)`` with value
     ``1/(q+1)``, ``V_q'(t) = -1``, and the one-sided difference quotients on both
-    sides tend to ``-1`` (error at most ``M h / 2`` by Lemma 2, plus rounding/h)."""
+    sides tend to ``-1`` (error at most ``M h / 2`` by Lemma 2, plus rounding/h).
+    The rounded knot may lie an ulp above the true one, where ``V_q'`` is
+    ``-(t/u)^(q+1)``, within ``(q+1)`` ulps of -1."""
     t = knot(q)
     M = kerndwd.lipschitz(q)
     assert abs(kerndwd.dwd_loss(t, q) - 1.0 / (q + 1.0)) <= 8 * EPS / (q + 1.0) + 4 * EPS
-    assert kerndwd.dwd_loss_deriv(t, q) == -1.0
+    assert abs(kerndwd.dwd_loss_deriv(t, q) + 1.0) <= (q + 2.0) * EPS
     step = h * t
     v0 = kerndwd.dwd_loss(t, q)
     right = (kerndwd.dwd_loss(t + step, q) - v0) / step
@@ -289,3 +292,60 @@ def test_lemma4_excess_risk_inequality(q, eta):
     lo, hi = 2 * min(eta, 1 - eta), 2 * max(eta, 1 - eta)  # 1 - a and 1 + a without cancellation
     closed = 0.5 * lo + 0.5 * hi ** (1 / (q + 1)) * lo ** (q / (q + 1))
     assert abs(z - closed) <= 1e-12 * closed
+
+
+# ---------------------------------------------------------------------------
+# the loss to a few ulps for every q
+# ---------------------------------------------------------------------------
+def v_decimal(u, q):
+    """``V_q(u)`` in 700-digit decimal arithmetic, the knot decided in rationals:
+    ``1 - u`` up to ``q/(q+1)``, then ``exp(-q log(1 + 1/q) - q log u) / (q+1)``
+    (700 digits hold ``1 + 1/q`` for ``q`` up to ``1e300``)."""
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    if Fraction(u) * (Fraction(q) + 1) <= Fraction(q):
+        return 1.0 - u  # one subtraction, correctly rounded
+    with localcontext() as ctx:
+        ctx.prec = 700
+        Q, U = Decimal(q), Decimal(u)
+        return float((-Q * (1 + 1 / Q).ln() - Q * U.ln()).exp() / (Q + 1))
+
+
+def v_decimal_deriv(u, q):
+    """``V_q'(u)`` as :func:`v_decimal` computes ``V_q``: ``-q V_q(u) / u`` beyond the knot."""
+    from decimal import Decimal, localcontext
+    from fractions import Fraction
+
+    if Fraction(u) * (Fraction(q) + 1) <= Fraction(q):
+        return -1.0
+    with localcontext() as ctx:
+        ctx.prec = 700
+        Q, U = Decimal(q), Decimal(u)
+        return float(-Q * (-Q * (1 + 1 / Q).ln() - Q * U.ln()).exp() / ((Q + 1) * U))
+
+
+@pytest.mark.parametrize("q", [1e-300, 1e-3, 0.0274, 1.0, 7.5, 100.0, 1e4, 1e10, 1e15, 1e16, 3e16, 1e20, 1e300])
+def test_loss_and_derivative_to_a_few_ulps_for_every_q(q):
+    """``q/(q+1)`` rounds (to 1 from about ``1e16``), and the rounded ratio
+    ``t/u`` raised to ``q`` would cost ``q`` ulps: margins at and beside the
+    rounded knot, at 1, and along the tail down to ``exp(-600)``; the
+    derivative is ``-1`` up to the knot, ``-q V_q(u) / u`` beyond."""
+    t = q / (q + 1.0)
+    margins = [t, np.nextafter(t, 0.0), np.nextafter(t, 2.0), np.nextafter(np.nextafter(t, 2.0), 2.0),
+               1.0, 0.5, 2.0, -3.0]
+    margins += [t * math.exp(min(s / q, 600.0)) for s in np.linspace(1e-3, 600.0, 25)]
+    for u in margins:
+        want = v_decimal(float(u), q)
+        got = kerndwd.dwd_loss(float(u), q)
+        assert abs(got - want) <= 8 * np.spacing(want), (u, got, want)
+        slope = v_decimal_deriv(float(u), q)
+        assert abs(kerndwd.dwd_loss_deriv(float(u), q) - slope) <= 8 * np.spacing(abs(slope)), u
+    np.testing.assert_array_equal(kerndwd.dwd_loss(np.array(margins), q), [kerndwd.dwd_loss(u, q) for u in margins])
+
+
+def test_loss_at_one_for_a_q_whose_knot_rounds_to_one():
+    """``V_q(1) = (q/(q+1))^q / (q+1)``, ``e^-1 / (q+1)`` in the limit: 3.68e-17 at q = 1e16;
+    ``V_q'(1) = -(q/(q+1))^(q+1)``, ``-e^-1`` in the limit."""
+    assert abs(kerndwd.dwd_loss(1.0, q=1e16) - math.exp(-1.0) / (1e16 + 1.0)) <= 4 * np.spacing(3.68e-17)
+    assert abs(kerndwd.dwd_loss_deriv(1.0, q=1e16) + math.exp(-1.0)) <= 4 * np.spacing(0.368)

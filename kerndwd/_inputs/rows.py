@@ -167,8 +167,15 @@ def _check_finite_and_scale(values, name):
     with np.errstate(over="ignore", invalid="ignore"):
         if flat @ flat <= _SAFE_SQUARES:
             return
-    # the extremes propagate NaN: two reductions, no temporary array
-    largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
+    if values.size:  # the extremes propagate NaN: two reductions, no temporary array
+        _check_extremes(float(values.max()), float(values.min()), name)
+
+
+def _check_extremes(largest, smallest, name):
+    """Refuse rows whose largest and smallest entries (NaN when any is) are not
+    finite, or of a magnitude above :data:`MAX_ABS_X`: the same words for rows
+    in memory and on a cluster."""
+    largest = max(largest, -smallest)
     if not np.isfinite(largest):
         raise ValueError(f"{name} contains NaN or infinite values")
     if largest > MAX_ABS_X:
@@ -269,9 +276,8 @@ def _is_dataframe(obj):
     return hasattr(obj, "dtypes") and hasattr(obj, "columns") and hasattr(obj, "to_dask_array")
 
 
-def _finite_block(block, name):
-    if not np.isfinite(block).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+def _checked_block(block, name):
+    _check_finite_and_scale(block, name)
     return block
 
 
@@ -287,10 +293,10 @@ def check_dask_matrix(X, name="X", fit=False):
     fit : bool
         True for the rows of a fit: the row count of every chunk must be known
         (a DataFrame is persisted, one read of its partitions, and their
-        lengths are counted in memory); the values are checked for NaN and
-        infinite values where the rows are placed (:func:`place`).  False
-        (``newx`` of a prediction): everything stays lazy, and the finite
-        check runs in each chunk's task when it is computed.
+        lengths are counted in memory); the values are checked as rows in
+        memory are where the rows are placed (:func:`place`).  False
+        (``newx`` of a prediction): everything stays lazy, and the checks of
+        rows in memory run in each chunk's task when it is computed.
 
     Returns
     -------
@@ -354,23 +360,22 @@ def check_dask_matrix(X, name="X", fit=False):
         X = X.astype(np.float64)
     if fit:
         return X
-    return X.map_blocks(_finite_block, name, dtype=np.float64, meta=np.empty((0, 0)))
+    return X.map_blocks(_checked_block, name, dtype=np.float64, meta=np.empty((0, 0)))
 
 
 def place(X, vectors, name="X"):
     """``(X, vectors)`` placed on the workers, once, at the end of a fit's checks:
-    ``X`` persisted and checked for NaN and infinite values (one pass over the
-    persisted chunks), then each of ``vectors`` (Dask vectors chunked like
+    ``X`` persisted and checked as rows in memory are, for NaN, infinite values
+    and entries beyond :data:`MAX_ABS_X` (one pass over the persisted chunks), then each of ``vectors`` (Dask vectors chunked like
     ``X``, or None) stored beside the chunk of ``X`` it belongs to
     (:func:`kerndwd.engine.chunk_tasks.persist_beside`), all in one
     computation, so that no pass moves them, and returned as
     :class:`~kerndwd.engine.chunked.ChunkedRows`."""
-    da = require_dask()
+    import dask
     from dask import persist
 
     (X,) = persist(X)
-    if not bool(da.isfinite(X).all().compute()):
-        raise ValueError(f"{name} contains NaN or infinite values")
+    _check_extremes(*(float(v) for v in dask.compute(X.max(), X.min())), name)  # one pass over the chunks
     stored = persist_beside(X, vectors)
     return X, tuple(None if v is None else ChunkedRows.from_dask(v) for v in stored)
 

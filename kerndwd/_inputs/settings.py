@@ -11,6 +11,7 @@ import numpy as np
 from scipy import sparse
 
 from .._scalars import check_integer, check_real
+from .._warnings import warn_slow_design
 from ..engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
 from ..engine.capabilities import storage_of
 from ..engine.chunked import ChunkedRows, is_dask_collection
@@ -153,6 +154,9 @@ class Settings:
 
 def _design(settings):
     approx, solver, options = settings.approx, settings.solver, settings.design_options or {}
+    if "verbose" in options:  # other libraries' name for it: not an option of any design
+        raise TypeError("unexpected keyword argument verbose: to report the progress of a fit, "
+                        f"pass {settings.name('progress')}=True")
     if approx is not None and solver == "bcd":  # the approximation by sweeps over blocks of its columns
         return feature_block_design(approx, options, random_state=seed_of(settings.random_state))
     if approx is not None and solver == "auto":  # its one system or its blocks, picked for the rows
@@ -210,10 +214,14 @@ def build_problem(data, settings):
     eps = None if settings.eps is None else check_real(settings.eps, settings.name("eps"), "positive")
     maxit = check_integer(settings.maxit, settings.name("maxit"), 1)
     kern = _kernel(settings, data)  # first: R's default kernel draws sigest's pairs before a design draws
-    design = _design(settings).for_rows(data.n, data.X.shape[1], kern, storage_of(data.X), data.weights is not None)
+    named = _design(settings)
+    # a chooser's memory= is the budget of what its pick keeps (a cached K, a float32 copy of it)
+    design = named.for_rows(data.n, data.X.shape[1], kern, storage_of(data.X), data.weights is not None).within(
+        named.memory)
     resolved = resolve(design, kern, storage_of(data.X), stop=settings.stop, eps=eps, method=settings.method,
                        accelerate=settings.accelerate, weighted=data.weights is not None,
                        names={k: settings.name(k) for k in ("stop", "eps", "method", "accelerate")})
+    warn_slow_design(design, q, data.n, storage_of(data.X))  # before any pass
     return Problem(X=data.X, y=data.y, classes=data.classes, lambdas=lam, loss=DWDLoss(q, data.weights), kern=kern,
                    stop=resolved.stop, eps=resolved.eps, maxit=maxit, accelerate=resolved.accelerate,
                    gam=settings.gam, linear_rule=settings.linear_rule, design=design, method=resolved.method)

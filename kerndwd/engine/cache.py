@@ -67,13 +67,13 @@ def memory_budget(memory=None, unknown=None):
     return MEMORY_FRACTION * avail if avail is not None else unknown
 
 
-def keeps(asked, nbytes):
+def keeps(asked, nbytes, memory=None):
     """Whether to keep ``nbytes`` in memory: ``asked`` when the caller said
     (True or False), else whether they fit the memory budget
-    (:func:`memory_budget`; False where the memory is not known)."""
+    (:func:`memory_budget` of ``memory``; False where the memory is not known)."""
     if asked is not None:
         return asked
-    budget = memory_budget()
+    budget = memory_budget(memory)
     return budget is not None and nbytes <= budget
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property, partial
 
 import numpy as np
+from scipy import sparse
 
 from .capabilities import storage_of
 from .loss import DWDLoss
@@ -34,17 +35,33 @@ GAM_TUNE = 1e-6
 LINEAR_RULES = ("kerndwd", "tunedwd")
 
 
+def rows_digest(X):
+    """A SHA-256 digest of rows in memory: their shape and every value, in row
+    order (a CSR matrix: its sorted, summed entries), so rows permuted, edited
+    or of another shape give another digest.  SHA-256 because it is the
+    fastest of :mod:`hashlib` where the processor has SHA instructions."""
+    h = hashlib.sha256(repr(X.shape).encode())
+    if sparse.issparse(X):
+        X = X.tocsr()
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()  # sorts the indices too
+        for part in (X.indptr, X.indices):
+            h.update(np.ascontiguousarray(part, dtype=np.int64))
+        h.update(np.ascontiguousarray(X.data, dtype=float))
+    else:
+        h.update(np.ascontiguousarray(X, dtype=float))  # validated rows are C-ordered float64: read in place
+    return h.digest()
+
+
 def _fingerprint(kern, qval, design, rows, y, weights):
-    """:meth:`Problem.fingerprint` from its parts: the rows' ``(shape, column sums)``
-    (None on a cluster), the labels and the weights."""
+    """:meth:`Problem.fingerprint` from its parts: the rows' digest
+    (:func:`rows_digest`; None on a cluster), the labels and the weights."""
     digest = None
     if rows is not None:
-        shape, column_sums = rows
-        h = hashlib.blake2b(digest_size=16)
-        h.update(repr(shape).encode())
-        for part in (column_sums, y, weights):
-            if part is not None:
-                h.update(np.ascontiguousarray(part, dtype=float))  # its bytes, read in place
+        h = hashlib.blake2b(rows, digest_size=16)
+        for part in (y, weights):
+            h.update(b"none" if part is None else np.ascontiguousarray(part, dtype=float))
         digest = h.hexdigest()
     return {"kern": repr(kern), "qval": qval,
             "design": f"{design.selected_by}={design.name!r}" + "".join(
@@ -156,9 +173,8 @@ class Problem:
 
     def fingerprint(self):
         """What a fit is a fit of: the kernel, q, the design with its options, and a
-        digest of the rows, the labels and the weights (their shapes and column
-        sums, which two different data sets share with probability zero and the
-        same array always reproduces).  A calibration is refused for a path
+        digest of the bytes of the rows, the labels and the weights (the same
+        arrays reproduce it; rows permuted against the labels change it).  A calibration is refused for a path
         whose fingerprint differs.  Rows held by a Dask cluster have no digest
         (None): no cross-validation is fitted on them.
 
@@ -170,8 +186,8 @@ class Problem:
 
     def fingerprint_later(self):
         """:meth:`fingerprint` as a call to make when it is wanted (a path is rarely
-        calibrated): what it needs of the rows, their shape and column sums, is
-        taken now; the labels and weights (arrays of the problem's own that
+        calibrated): the digest of the rows (:func:`rows_digest`, one read of
+        them) is taken now; the labels and weights (arrays of the problem's own that
         nothing writes to), the kernel (frozen) and the design are read when it
         is called.
 
@@ -183,8 +199,8 @@ class Problem:
         """
         if self.storage == "remote":
             return partial(_fingerprint, self.kern, self.loss.q, self.design, None, None, None)
-        rows = (self.X.shape, self.X.T @ np.ones(self.n))  # one pass (a strided sum over rows is slower)
-        return partial(_fingerprint, self.kern, self.loss.q, self.design, rows, self.y, self.loss.weights)
+        return partial(_fingerprint, self.kern, self.loss.q, self.design, rows_digest(self.X), self.y,
+                       self.loss.weights)
 
     def fitted_with(self, majoriser):
         """What a fitted object reports of the fit of this problem by ``majoriser``:

@@ -88,6 +88,10 @@ class Design(ABC):
     #: Why this design fits the problem, when a chooser (``solver="auto"``,
     #: :mod:`kerndwd.engine.designs.auto`) picked it; None when the caller named it
     chosen: str | None = None
+    #: Bytes what the design keeps in memory (a kernel matrix, a copy of it) may
+    #: take: a chooser's ``memory=``, passed to the design it picks (:meth:`within`);
+    #: None: :func:`~kerndwd.engine.cache.memory_budget`'s default
+    memory: float | None = None
 
     def __init__(self, random_state=None, **options):
         unknown = sorted(set(options) - set(self.option_names))
@@ -124,6 +128,24 @@ class Design(ABC):
         -------
         Design
         """
+        return self
+
+    def within(self, memory):
+        """This design, with ``memory`` as the budget of what it keeps in memory
+        (:attr:`memory`).
+
+        Parameters
+        ----------
+        memory : float or None
+            Bytes; None leaves the budget as it is.
+
+        Returns
+        -------
+        Design
+            ``self``.
+        """
+        if memory is not None:
+            self.memory = float(memory)
         return self
 
     def capabilities(self, kern, storage):
@@ -208,11 +230,12 @@ class ChooserDesign(Design):
     """A design that picks another for the rows (``solver="auto"``, and an
     approximation with ``solver="auto"``): :meth:`for_rows` returns the design
     picked, with :attr:`chosen` saying why; a problem holds that one, so a
-    chooser is never fitted itself (its :meth:`majoriser` asks the pick)."""
+    chooser is never fitted itself (its :meth:`majoriser` asks the pick).  The
+    pick keeps what it keeps within the chooser's :attr:`memory`."""
 
     def majoriser(self, problem, cache):
         return self.for_rows(problem.n, problem.p, problem.kern, problem.storage,
-                             problem.loss.weighted).majoriser(problem, cache)
+                             problem.loss.weighted).within(self.memory).majoriser(problem, cache)
 
 
 def register_design(cls):

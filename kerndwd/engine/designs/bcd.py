@@ -46,8 +46,9 @@ class BlockCoordinateDesign(Design):
         Keep the ``n x n`` kernel matrix in memory and read the sweeps' columns
         from it (formed once, shared by every lambda, fold, q and class),
         instead of forming them on every sweep.  None: where it takes at
-        most the memory budget (:func:`kerndwd.engine.cache.memory_budget`,
-        half the memory available when the fit starts).  The fit is the same.
+        most the memory budget (:attr:`Design.memory`, ``solver="auto"``'s
+        ``memory=``, else half the memory available when the fit starts:
+        :func:`kerndwd.engine.cache.memory_budget`).  The fit is the same.
 
     Raises
     ------
@@ -98,7 +99,7 @@ class BlockCoordinateDesign(Design):
         -------
         bool
         """
-        return keeps(self.cache_kernel, 8.0 * n * n)
+        return keeps(self.cache_kernel, 8.0 * n * n, self.memory)
 
     def blas_work(self, problem):
         if problem.storage == "remote":

@@ -14,7 +14,7 @@ rule is the default).
 Memory: the kernel matrix (``8 n^2`` bytes) plus ``3 n m`` numbers for the
 preconditioner (``m = rank``, :func:`kerndwd.engine.kernel_cg.default_rank`);
 from :data:`SINGLE_MIN_ROWS` rows, a float32 copy of the kernel matrix
-(``4 n^2`` bytes more) where it fits the memory budget, on which the
+(``4 n^2`` bytes more) where both fit the memory budget, on which the
 Newton directions' conjugate gradients run at half the memory traffic
 (:mod:`kerndwd.engine.kernel_cg`, "Single precision").
 
@@ -142,7 +142,9 @@ class KernelCGDesign(Design):
         rank = default_rank(problem.n) if self.rank is None else self.rank
         landmarks = cache.memo(("pivoted_landmarks", rank), lambda: pivoted_landmarks(K, rank))
         products = K if single else None
-        if not single and problem.n >= SINGLE_MIN_ROWS and keeps(None, 4.0 * problem.n ** 2):
+        # the copy beside K: both within the budget (solver="auto"'s memory=, else the default)
+        if not single and problem.n >= SINGLE_MIN_ROWS and keeps(
+                None, matrix_bytes(problem.n, False) + 4.0 * problem.n ** 2, self.memory):
             products = cache.kernel_matrix(single=True)  # a copy of K, rounded
         return KernelMatrixCG(K, problem.loss, KernelPredictor(problem.kern, problem.X), landmarks,
                               products=products)

@@ -522,7 +522,7 @@ class DaskFeatureBlockCoordinate(ChunkSweeps, Majoriser):
             for j in range(1, k):  # v_i' Omega v_j
                 vi, vj = directions[i][1], directions[j][1]
                 curvature[i, j] += two_n_lam * (vi @ vj if self.landmark_rows is None else vi @ at_landmarks[:, j - 1])
-        coef = global_coefficients(curvature, gradient, hold=self.landmark_rows is not None)
+        coef = global_coefficients(curvature, gradient)  # held, as in memory
         return self._take(coef, directions, step)
 
     def _extra(self):

@@ -550,10 +550,12 @@ class FeatureBlockCoordinate(Majoriser):
     def _global_step(self, step, coord, f_now, z, two_n_lam, weights, extra=()):
         """Minimise the majoriser (*) at ``coord`` over the intercept and the
         directions kept from the last sweep (:func:`global_step`: the penalty's
-        metric ``K_LL`` for landmarks, the identity for features; ``K_LL`` may
-        be singular (duplicated rows), so its coefficients are held as the
-        exact kernel's sweeps hold them)."""
+        metric ``K_LL`` for landmarks, the identity for features).  The
+        coefficients are held as the exact kernel's sweeps hold them: ``K_LL``
+        may be singular (duplicated rows), and with features, near the optimum,
+        ``d`` and the last sweep's moves turn nearly parallel, where the free
+        minimiser's coefficients grow to tens of opposite signs and the sweeps
+        stall at a gradient of about 1e-9 instead of converging."""
         directions = [(1.0, None, np.ones(self.n))] + list(self._directions) + list(extra)
         rows = self.form.landmark_rows
-        return global_step(directions, step, coord, f_now, z, two_n_lam, weights, self.loss.lipschitz, rows,
-                           hold=rows is not None)
+        return global_step(directions, step, coord, f_now, z, two_n_lam, weights, self.loss.lipschitz, rows)
