@@ -21,6 +21,8 @@ only from sources you trust.
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils._available_if import available_if
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -90,6 +91,29 @@ def check_new_rows(est: Any, X: ArrayLike) -> Any:
     if not is_dask_collection(X):
         validate_data(est, X, skip_check_array=True, reset=False)
     return rows
+
+
+class _probability_method:
+    """A method that exists only with ``probability=True``, as scikit-learn's
+    ``available_if`` makes it (``hasattr`` is False otherwise), with an
+    ``AttributeError`` that names the parameter."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+        functools.update_wrapper(self, method)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self.method
+        if not bool(obj.probability):
+            cls = type(obj).__name__
+            raise AttributeError(f"This {cls!r} has no attribute {self.name!r}: probabilities need "
+                                 f"probability=True ({cls}(probability=True) fits Platt's sigmoid on held-out "
+                                 "decision values at fit)")
+        return types.MethodType(self.method, obj)
 
 
 class FittedModelFaces:
@@ -179,7 +203,7 @@ class FittedModelFaces:
         X = check_new_rows(self, X)
         return self.path_.predict(X)
 
-    @available_if(lambda self: bool(self.probability))
+    @_probability_method
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities (``probability=True``): Platt's sigmoid of each
         binary decision value, fitted on held-out folds at ``fit``; one-vs-rest
@@ -188,7 +212,7 @@ class FittedModelFaces:
         X = check_new_rows(self, X)
         return self.path_.predict_proba(X)
 
-    @available_if(lambda self: bool(self.probability))
+    @_probability_method
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log`` of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):

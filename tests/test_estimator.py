@@ -285,3 +285,17 @@ def test_cv_splitter_folds(binary):
     np.testing.assert_array_equal(est.cv_results_["foldid"], np.repeat([1, 2, 3, 4], 20))
     with pytest.raises(ValueError, match="held out exactly once"):
         DWDClassifierCV(lambdas=[1.0], cv=[(np.arange(40), np.arange(40, 60))]).fit(X, y)
+
+
+def test_predict_proba_without_probability_names_the_parameter():
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    for est in (DWDClassifier(lambd=0.1).fit(X, y), DWDClassifierCV(lambdas=[1.0, 0.1], cv=3, random_state=0)):
+        cls = type(est).__name__
+        for method in ("predict_proba", "predict_log_proba"):
+            assert not hasattr(est, method)
+            with pytest.raises(AttributeError) as info:
+                getattr(est, method)(X)
+            assert str(info.value) == (
+                f"This {cls!r} has no attribute {method!r}: probabilities need probability=True "
+                f"({cls}(probability=True) fits Platt's sigmoid on held-out decision values at fit)")
+    assert hasattr(DWDClassifier(probability=True), "predict_proba")

@@ -295,3 +295,15 @@ def test_engine_hands_back_the_unfinished_iterate_when_the_budget_runs_out(data)
     assert value < 1.0  # below the objective of f = 0
     done = mm_path(maj, problem.with_lambdas([1.0]))
     assert done.unfinished is None
+
+
+def test_three_classes_are_refused_with_the_estimator_that_fits_them(data):
+    X, _ = data
+    y3 = np.array(["a", "b", "c"] * 13 + ["a"])
+    with pytest.raises(ValueError) as info:
+        kerndwd.fit(X, y3, LAMS, kern=kerndwd.vanilladot())
+    assert str(info.value) == ("y must hold exactly two distinct labels for binary DWD, got 3: ['a', 'b', 'c'] "
+                               "(kerndwd.DWDClassifier fits several classes, one-vs-rest)")
+    with pytest.raises(ValueError) as info:
+        kerndwd.fit(X, np.zeros(40), LAMS, kern=kerndwd.vanilladot())
+    assert str(info.value) == "y must hold exactly two distinct labels for binary DWD, got 1: [0.0]"
