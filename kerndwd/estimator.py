@@ -21,7 +21,6 @@ only from sources you trust.
 
 from __future__ import annotations
 
-import functools
 import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -100,7 +99,7 @@ class _probability_method:
 
     def __init__(self, method: Any) -> None:
         self.method = method
-        functools.update_wrapper(self, method)
+        self.__doc__ = method.__doc__
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
