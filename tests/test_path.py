@@ -56,7 +56,8 @@ def test_pandas_inputs(data):
 
 def test_r_names_and_lambda_sorting(data):
     X, y = data
-    path = kerndwd.fit(X, y, [0.01, 1.0, 0.1], kern=kerndwd.vanilladot())
+    with pytest.warns(UserWarning, match="lambdas were sorted decreasing"):
+        path = kerndwd.fit(X, y, [0.01, 1.0, 0.1], kern=kerndwd.vanilladot())
     np.testing.assert_array_equal(path["lambda"], [1.0, 0.1, 0.01])
     np.testing.assert_array_equal(getattr(path, "lambda"), path.lambda_)
     assert path["alpha"].shape == (4, 3)
@@ -108,7 +109,8 @@ def test_inputs_not_modified(data):
     w0 = w.copy()
     lam = np.array([0.01, 1.0, 0.1])
     lam0 = lam.copy()
-    path = kerndwd.fit(X, y, lam, kern=kerndwd.vanilladot(), wt=w)
+    with pytest.warns(UserWarning, match="lambdas were sorted decreasing"):
+        path = kerndwd.fit(X, y, lam, kern=kerndwd.vanilladot(), wt=w)
     path.predict(X)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
