@@ -21,6 +21,7 @@ from .kernels import (
     rbfdot,
     sigest,
     splinedot,
+    userdot,
     vanilladot,
 )
 from .loss import conditional_probability, dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
@@ -86,5 +87,6 @@ __all__ = [
     "splinedot",
     "threads",
     "tune",
+    "userdot",
     "vanilladot",
 ]
