@@ -352,7 +352,8 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         where R switches to the kernel solver).
     X_fit_ : ndarray, shape (n_fit, n_features)
         The training rows the kernel expansion uses (rows with zero weight
-        are dropped).  Kernel solver only.
+        are dropped).  Kernel solver only.  With ``kernel="precomputed"``,
+        each such row's index followed by its row of the Gram matrix.
     kernel_ : Kernel
         The kernlab kernel that was fitted (e.g. ``rbfdot(sigma=...)``).
     solver_ : str
