@@ -10,7 +10,7 @@ distance-weighted discrimination", JRSSB 2018)::
 
 from typing import TYPE_CHECKING, Any
 
-from ._warnings import DWDConvergenceWarning, DWDGridWarning
+from ._warnings import DWDGridWarning
 from .cv import CVResult, TuneResult, cv, tune
 from .kernels import (
     Kernel,
@@ -22,6 +22,7 @@ from .kernels import (
     rbfdot,
     sigest,
     splinedot,
+    userdot,
     vanilladot,
 )
 from .loss import conditional_probability, dwd_loss, dwd_loss_deriv, lipschitz, population_minimizer
@@ -29,7 +30,8 @@ from .path import DWDPath, fit, predict
 from .plot import plot_cv, plot_path
 from .engine.threads import threads
 
-if TYPE_CHECKING:  # for type checkers only: the estimators load on first use
+if TYPE_CHECKING:  # for type checkers only: the estimators and the warning's class load on first use
+    from ._warnings import DWDConvergenceWarning
     from .estimator import DWDClassifier
     from .estimator_cv import DWDClassifierCV
 
@@ -45,6 +47,10 @@ def __getattr__(name: str) -> Any:
         from .estimator_cv import DWDClassifierCV
 
         return DWDClassifierCV
+    if name == "DWDConvergenceWarning":  # a scikit-learn ConvergenceWarning where scikit-learn imports
+        from ._warnings import convergence_warning
+
+        return convergence_warning()
     if name == "datasets":
         import importlib
 
@@ -83,5 +89,6 @@ __all__ = [
     "splinedot",
     "threads",
     "tune",
+    "userdot",
     "vanilladot",
 ]

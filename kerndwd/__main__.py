@@ -6,10 +6,24 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
 import kerndwd
+
+
+def not_the_package(module):
+    """Why ``module`` (what ``import kerndwd`` gave) is not the package, or None
+    when it is.  From the folder above a clone named ``kerndwd``, the clone (no
+    ``__init__.py`` at its top) is found first on ``sys.path`` and imported as an
+    empty namespace package, while an editable install still finds this file."""
+    if getattr(module, "__file__", None) is not None and hasattr(module, "fit"):
+        return None
+    where = ", ".join(str(p) for p in getattr(module, "__path__", [])) or "?"
+    return (f"python -m kerndwd: the 'kerndwd' imported here is the folder {where}, a namespace package (a folder "
+            "without __init__.py, e.g. a clone of the repository), not the kerndwd package: Python looks in the "
+            "current directory first. Run it from another directory (e.g. inside the clone), or rename that folder.")
 
 INTRO = """\
 A kernel DWD path on simulated data: {n} points in 2-D, labelled +1 outside a
@@ -41,6 +55,9 @@ def _table(path, X, y):
 
 
 def main(argv=None):
+    why = not_the_package(kerndwd)
+    if why is not None:
+        sys.exit(why)
     ap = argparse.ArgumentParser(prog="python -m kerndwd", description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=200, help="number of simulated points (default 200)")
     ap.add_argument("--sigma", type=float, default=1.0, help="rbfdot's sigma (default 1)")

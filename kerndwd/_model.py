@@ -28,7 +28,7 @@ from . import _predict
 from ._inputs.arguments import check_flag, seed_of
 from ._inputs.rows import check_classifier_data
 from ._inputs.settings import build_problem
-from ._warnings import DIVERGED_WHY, DWDConvergenceWarning
+from ._warnings import DIVERGED_WHY, convergence_warning
 from .calibration import fit_heldout_platt
 from .engine import FactorCache, build_majoriser, jerr_diverged, run_path
 from .engine import crossval as core
@@ -190,12 +190,12 @@ def fit_model(X, y, sample_weight, class_weight, settings, name, *, probability=
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(f"DWD was abandoned at lambd={problem.lambdas[0]:g}: {DIVERGED_WHY}; the starting "
                               "point (the zero model) is kept. Rescale X or sample_weight, or increase lambd.",
-                              DWDConvergenceWarning, stacklevel=4)
+                              convergence_warning(), stacklevel=4)
             elif res.jerr:
                 alpha, value, grad_norm = res.unfinished
                 warnings.warn(f"DWD did not reach tol={problem.eps:g} (stop={problem.stop!r}) within "
                               f"max_iter={problem.maxit} iterations at lambd={problem.lambdas[0]:g}; the last "
-                              "iterate is kept. Increase max_iter or tol.", DWDConvergenceWarning, stacklevel=4)
+                              "iterate is kept. Increase max_iter or tol.", convergence_warning(), stacklevel=4)
             else:
                 alpha, value, grad_norm = res.alpha[:, 0], float(res.objective[0]), float(res.kkt[0])
             cols.append(alpha)

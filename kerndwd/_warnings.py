@@ -3,26 +3,41 @@ left possibly far from the optimum, and lambdas given in another order."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .engine import jerr_diverged, jerr_lambda
 
-__all__ = ["DWDConvergenceWarning", "DWDGridWarning", "grid_edge_words", "warn_grid_edge", "DIVERGED_WHY", "warn_not_converged", "warn_folds", "warn_far_from_optimal",
+__all__ = ["DWDConvergenceWarning", "convergence_warning", "DWDGridWarning", "grid_edge_words", "warn_grid_edge",
+           "DIVERGED_WHY", "warn_not_converged", "warn_folds", "warn_far_from_optimal",
            "gap_words"]
 
 
-class DWDConvergenceWarning(UserWarning):
-    """A path stopped before its tolerance: the ``maxit`` budget ran out, or
+def _convergence_bases():
+    """``(sklearn.exceptions.ConvergenceWarning,)`` where scikit-learn imports, else
+    ``(UserWarning,)``: ConvergenceWarning is itself a UserWarning."""
+    try:
+        from sklearn.exceptions import ConvergenceWarning
+    except ImportError:
+        return (UserWarning,)
+    return (ConvergenceWarning,)
+
+
+_DOC = """A path stopped before its tolerance: the ``maxit`` budget ran out, or
     rounding held the gradient above ``eps`` (an ``eps`` tighter than the
     data's precision allows), both ``jerr = -l``; or the iteration left the
     finite numbers and the lambda was abandoned (``jerr = -(10000 + l)``).
 
-    A subclass of :class:`UserWarning`; the path keeps the columns fitted
-    before the stop, and ``jerr`` says where it stopped.
+    A :class:`sklearn.exceptions.ConvergenceWarning` where scikit-learn
+    imports (so that scikit-learn's filters catch it), a :class:`UserWarning`
+    in any case; the path keeps the columns fitted before the stop, and
+    ``jerr`` says where it stopped.  The class is made on first use, so that
+    ``import kerndwd`` does not import scikit-learn.
 
     Examples
     --------
@@ -44,6 +59,30 @@ class DWDConvergenceWarning(UserWarning):
     """
 
 
+@functools.cache
+def convergence_warning():
+    """The one :class:`DWDConvergenceWarning` class, made on first use: importing
+    scikit-learn for its base takes a second, which ``import kerndwd`` does not pay."""
+    cls = type("DWDConvergenceWarning", _convergence_bases(), {"__doc__": _DOC, "__module__": __name__})
+    globals()["DWDConvergenceWarning"] = cls  # later lookups find it without __getattr__
+    return cls
+
+
+#: the class's examples, collected by doctest before the class is made
+__test__ = {"DWDConvergenceWarning": _DOC}
+
+
+if TYPE_CHECKING:
+    class DWDConvergenceWarning(UserWarning):  # what type checkers read; at run time, convergence_warning()
+        pass
+
+
+def __getattr__(name):
+    if name == "DWDConvergenceWarning":
+        return convergence_warning()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Why a lambda was abandoned with ``jerr = -(DIVERGED + l)`` (kerndwd.engine.results.DIVERGED)
 DIVERGED_WHY = ("the iteration left the finite numbers or raised the objective it must lower (an objective, "
                 "coefficient or decision value overflowed, or rounding took over: the lambda, the weights or the "
@@ -57,7 +96,7 @@ def warn_not_converged(jerr, lambdas, maxit):
             f"fitting lambda #{l} = {lambdas[l - 1]:.6g} was abandoned: {DIVERGED_WHY}; "
             f"the {l - 1} finished lambda(s) are returned (jerr={jerr}). Rescale X or the weights, "
             "or use larger lambdas",
-            DWDConvergenceWarning,
+            convergence_warning(),
             stacklevel=3,
         )
         return
@@ -65,7 +104,7 @@ def warn_not_converged(jerr, lambdas, maxit):
         f"maxit={maxit} iterations (a budget for the whole path) ran out while fitting "
         f"lambda #{l} = {lambdas[l - 1]:.6g}, or rounding held the gradient above eps there; "
         f"the {l - 1} finished lambda(s) are returned (jerr={jerr})",
-        DWDConvergenceWarning,
+        convergence_warning(),
         stacklevel=3,
     )
 
@@ -82,7 +121,7 @@ def warn_folds(jerr, lambdas, maxit, q=None, stacklevel=3):
             f"overflowed){where}: {detail}; "
             "their held-out predictions at "
             "that lambda and smaller ones are missing and left out of cvm and cvsd",
-            DWDConvergenceWarning,
+            convergence_warning(),
             stacklevel=stacklevel,
         )
 
@@ -105,7 +144,7 @@ def warn_far_from_optimal(path):
             f"columns possibly far from the optimum: at lambda={path.lambda_[worst]:.4g} the optimal "
             f"objective may be {gap_words(rel.max())} than the returned one (a bound from the gradient: "
             "path.gap_bound). Fit with stop='kkt' (e.g. eps=1e-8) for optimal columns",
-            DWDConvergenceWarning,
+            convergence_warning(),
             stacklevel=4,
         )
 

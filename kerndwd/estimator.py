@@ -21,13 +21,14 @@ only from sources you trust.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._inputs import KernelSpec, Settings, check_matrix
+from ._inputs import KernelSpec, Settings, check_matrix, is_precomputed, precomputed_rows
 from ._model import CALIBRATION_FOLDS, fit_model
 from ._scalars import check_real
 from .engine import make_design
@@ -42,14 +43,13 @@ if TYPE_CHECKING:
 
 try:  # scikit-learn is an optional dependency (extra "sklearn")
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils._available_if import available_if
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "kerndwd's estimators need scikit-learn: pip install scikit-learn (or 'kerndwd[sklearn]')"
     ) from exc
 
-__all__ = ["DWDClassifier", "FittedModelFaces", "CALIBRATION_FOLDS", "estimator_settings"]
+__all__ = ["DWDClassifier", "FittedModelFaces", "CALIBRATION_FOLDS", "estimator_settings", "fit_rows"]
 
 #: The estimators' names for the arguments of the input layer (for the errors)
 NAMES = {"lambdas": "lambd", "qval": "q", "eps": "tol", "maxit": "max_iter"}
@@ -72,14 +72,23 @@ def takes_sparse(est: Any) -> bool:
     """Whether the estimator's design takes sparse rows with its kernel (read off
     the design's declared capabilities)."""
     spec = KernelSpec(est.kernel)
+    if spec.is_own:  # a Gram matrix or a function's kernel: dense rows
+        return False
     try:
         spec.check()
         design = make_design(est.approx if est.approx is not None else est.solver, {},
                              argument="approx" if est.approx is not None else "solver")
     except (TypeError, ValueError):
         return False
-    kern = spec.kernel if not isinstance(spec.kernel, str) else vanilladot() if spec.is_linear else rbfdot()
+    kern = spec.kernel if isinstance(spec.kernel, Kernel) else vanilladot() if spec.is_linear else rbfdot()
     return "sparse" in design.capabilities(kern, "sparse").storage
+
+
+def fit_rows(est: Any, X: ArrayLike) -> Any:
+    """The rows an estimator fits: with ``kernel="precomputed"`` the Gram matrix's
+    rows after their index (:func:`kerndwd._inputs.precomputed_rows`, which checks
+    it), else ``X`` as given."""
+    return precomputed_rows(X) if is_precomputed(est.kernel) else X
 
 
 def check_new_rows(est: Any, X: ArrayLike) -> Any:
@@ -89,7 +98,32 @@ def check_new_rows(est: Any, X: ArrayLike) -> Any:
     rows = check_matrix(X, "X")
     if not is_dask_collection(X):
         validate_data(est, X, skip_check_array=True, reset=False)
+    if est.path_.kern.name == "precomputed":  # kernel values against the training rows
+        rows = precomputed_rows(rows, est.n_features_in_)
     return rows
+
+
+class _probability_method:
+    """A method that exists only with ``probability=True``, as scikit-learn's
+    ``available_if`` makes it (``hasattr`` is False otherwise), with an
+    ``AttributeError`` that names the parameter."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+        self.__doc__ = method.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self.method
+        if not bool(obj.probability):
+            cls = type(obj).__name__
+            raise AttributeError(f"This {cls!r} has no attribute {self.name!r}: probabilities need "
+                                 f"probability=True ({cls}(probability=True) fits Platt's sigmoid on held-out "
+                                 "decision values at fit)")
+        return types.MethodType(self.method, obj)
 
 
 class FittedModelFaces:
@@ -143,6 +177,8 @@ class FittedModelFaces:
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]  # scikit-learn's, next in the estimators' MRO
         tags.input_tags.sparse = takes_sparse(self)
+        # scikit-learn's splitters then cut X[train][:, train] and X[test][:, train]
+        tags.input_tags.pairwise = is_precomputed(getattr(self, "kernel", None))
         return tags
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -179,7 +215,7 @@ class FittedModelFaces:
         X = check_new_rows(self, X)
         return self.path_.predict(X)
 
-    @available_if(lambda self: bool(self.probability))
+    @_probability_method
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities (``probability=True``): Platt's sigmoid of each
         binary decision value, fitted on held-out folds at ``fit``; one-vs-rest
@@ -188,7 +224,7 @@ class FittedModelFaces:
         X = check_new_rows(self, X)
         return self.path_.predict_proba(X)
 
-    @available_if(lambda self: bool(self.probability))
+    @_probability_method
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """``log`` of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
@@ -213,15 +249,23 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         The penalty ``lambda > 0`` (R's ``lambda``; larger = smoother).
     q : float, default 1.0
         The loss exponent ``q > 0`` (1 is classical DWD).
-    kernel : str or Kernel, default "linear"
+    kernel : str, callable or Kernel, default "linear"
         ``"linear"`` (kernlab's ``vanilladot``), ``"rbf"`` (``rbfdot(sigma=gamma)``:
         ``exp(-gamma ||x - y||^2)``, as scikit-learn's), ``"poly"``
         (``polydot(degree, scale=gamma, offset=coef0)``: ``(gamma <x, y> + coef0)^degree``),
         ``"laplace"`` (``laplacedot(sigma=gamma)``: ``exp(-gamma ||x - y||)``,
         the Euclidean norm as in kernlab, not scikit-learn's L1 laplacian),
         ``"bessel"`` (``besseldot(sigma=gamma, order, degree)``), ``"anova"``
-        (``anovadot(sigma=gamma, degree)``), ``"spline"`` (``splinedot()``), or
-        a kernel object from :mod:`kerndwd.kernels` used as given.
+        (``anovadot(sigma=gamma, degree)``), ``"spline"`` (``splinedot()``),
+        a kernel object from :mod:`kerndwd.kernels` used as given, a function
+        ``kernel(X, Y)`` returning the matrix ``[k(x_i, y_j)]``
+        (:func:`kerndwd.userdot`), or ``"precomputed"``: ``X`` is then the
+        ``n x n`` Gram matrix of the training rows at ``fit`` and the
+        ``m x n`` matrix of new rows against them at ``predict``, as in
+        scikit-learn's SVC (the estimator is tagged pairwise, so that
+        ``cross_val_score`` and ``GridSearchCV`` cut both sides).  Your own
+        kernels are checked (finite, symmetric, positive semi-definite) and
+        refused, naming the kernel, by ``approx="rff"``.
     gamma : float, "scale" or "sigest", default "scale"
         Kernel scale.  ``"scale"``: ``1 / (n_features * X.var())`` (1 when
         ``X`` is constant), scikit-learn's SVC default.  ``"sigest"``: the R
@@ -308,7 +352,8 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         where R switches to the kernel solver).
     X_fit_ : ndarray, shape (n_fit, n_features)
         The training rows the kernel expansion uses (rows with zero weight
-        are dropped).  Kernel solver only.
+        are dropped).  Kernel solver only.  With ``kernel="precomputed"``,
+        each such row's index followed by its row of the Gram matrix.
     kernel_ : Kernel
         The kernlab kernel that was fitted (e.g. ``rbfdot(sigma=...)``).
     solver_ : str
@@ -399,7 +444,7 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
     [[0.94, 0.06], [0.94, 0.06]]
     """
 
-    def __init__(self, lambd: float = 0.01, *, q: float = 1.0, kernel: str | Kernel = "linear",
+    def __init__(self, lambd: float = 0.01, *, q: float = 1.0, kernel: str | Kernel | Callable[..., Any] = "linear",
                  gamma: float | Literal["scale", "sigest"] = "scale", degree: int = 3, coef0: float = 0.0,
                  order: float = 1.0, class_weight: Mapping[Any, float] | Literal["balanced"] | None = None,
                  tol: float = 1e-10, stop: Literal["kkt", "step"] = "kkt", max_iter: int = 100000,
@@ -434,7 +479,8 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         ----------
         X : array_like, DataFrame, sparse matrix, Dask array or Dask DataFrame, shape (n_samples, n_features)
             Sparse (CSR/CSC) only where the design takes it (the linear kernel
-            of the exact solver).  Dask input (the linear kernel or
+            of the exact solver).  With ``kernel="precomputed"``, the Gram
+            matrix, shape (n_samples, n_samples).  Dask input (the linear kernel or
             ``approx=``) stays on the cluster with ``y`` and ``sample_weight``;
             ``decision_function``, ``predict`` and ``predict_proba`` on Dask
             rows then return lazy Dask arrays.
@@ -459,9 +505,12 @@ class DWDClassifier(FittedModelFaces, ClassifierMixin, BaseEstimator):
         """:meth:`fit`, each target's fit started from ``start`` (``(ncoef, n_targets)``, or None)."""
         lambd = check_real(self.lambd, "lambd", "positive")  # one number here, not a path
         settings = estimator_settings(self, [lambd], self.q, self.tol, self.stop, self.max_iter)
-        self.path_ = fit_model(X, y, sample_weight, self.class_weight, settings, type(self).__name__,
+        rows = fit_rows(self, X)
+        self.path_ = fit_model(rows, y, sample_weight, self.class_weight, settings, type(self).__name__,
                                probability=self.probability, random_state=self.random_state,
                                progress=self.progress, start=start)
+        if rows is not X:  # the Gram matrix's columns, without the index before them
+            self.path_.n_features = rows.shape[1] - 1
         return self
 
     @property

@@ -12,7 +12,7 @@ the cross-validation's own held-out decision values
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -24,7 +24,7 @@ from .calibration import fit_heldout_platt
 from .engine import FactorCache
 from .engine import crossval as core
 from .engine.chunked import is_dask_collection
-from .estimator import DWDClassifier, FittedModelFaces, estimator_settings
+from .estimator import DWDClassifier, FittedModelFaces, estimator_settings, fit_rows
 from .kernels import Kernel
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, lambdas: ArrayLike | Literal["R"] | None = None, *, qvals: ArrayLike = (1.0,),
-                 kernel: str | Kernel = "linear", gamma: float | Literal["scale", "sigest"] = "scale",
+                 kernel: str | Kernel | Callable[..., Any] = "linear", gamma: float | Literal["scale", "sigest"] = "scale",
                  degree: int = 3, coef0: float = 0.0, order: float = 1.0, cv: Any = 5,
                  choose: Literal["lambda_min", "lambda_1se"] = "lambda_min",
                  class_weight: Mapping[Any, float] | Literal["balanced"] | None = None, tol: float = 1e-10,
@@ -217,7 +217,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array_like or DataFrame, shape (n_samples, n_features)
-            Training rows.
+            Training rows (the Gram matrix, shape (n_samples, n_samples), with ``kernel="precomputed"``).
         y : array_like, shape (n_samples,)
             Class labels (two or more classes).
         sample_weight : array_like, shape (n_samples,), optional
@@ -246,7 +246,7 @@ class DWDClassifierCV(FittedModelFaces, ClassifierMixin, BaseEstimator):
                             "lambda on a held-out split, or cross-validate on a sample that fits in memory")
         qs = check_qvals(self.qvals)
         n_jobs = check_n_jobs(self.n_jobs)
-        data = check_classifier_data(X, y, sample_weight, self.class_weight)
+        data = check_classifier_data(fit_rows(self, X), y, sample_weight, self.class_weight)
         foldid = _foldid(self.cv, X, y, data.n if data.kept is None else data.kept.size, self.random_state)
         if data.kept is not None:
             # fold labels must stay 1..K without gaps

@@ -33,6 +33,7 @@ __all__ = [
     "besseldot",
     "anovadot",
     "splinedot",
+    "userdot",
     "kernel_matrix",
     "kernel_from_spec",
     "sigest",
@@ -282,6 +283,118 @@ class _Spline(Kernel):
             m = np.minimum(xk, yk)
             out *= 1.0 + xk * yk * (1.0 + m) - (xk + yk) / 2.0 * m * m + m**3 / 3.0
         return out
+
+
+#: How far a kernel matrix may be from symmetric, relative to its largest entry:
+#: float32 arithmetic rounds a symmetric matrix's two triangles differently by
+#: about 1e-7; a matrix beyond this is no kernel's (and the solvers, which read
+#: one triangle, would fit another matrix than the one given).
+SYMMETRY_RTOL = 1e-6
+
+
+def asymmetry(K: NDArray[np.floating]) -> float:
+    """``max |K - K'|`` relative to ``max |K|`` (0 for a symmetric matrix)."""
+    scale = float(np.abs(K).max()) if K.size else 0.0
+    return float(np.abs(K - K.T).max()) / scale if scale > 0 else 0.0
+
+
+@dataclass(frozen=True, repr=False)
+class _Function(Kernel):
+    """A kernel from a Python function, see :func:`userdot`."""
+
+    func: Callable[..., Any]
+    name = "userdot"
+    # always_psd is False: the designs check definiteness on the rows they fit
+
+    def _matrix(self, x: NDArray[np.float64], y: NDArray[np.float64],
+                y_half_sq: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = self.func(x, y)
+        try:
+            K = np.asarray(out, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"kernel {self!r} must return a matrix of numbers, got {type(out).__name__}") from None
+        if K.shape != (x.shape[0], y.shape[0]):
+            raise ValueError(f"kernel {self!r} returned shape {K.shape} for {x.shape[0]} and {y.shape[0]} rows; it "
+                             f"must return the ({x.shape[0]}, {y.shape[0]}) matrix of k(x_i, y_j)")
+        if not np.isfinite(K).all():
+            raise ValueError(f"kernel {self!r} returned non-finite values (NaN or infinite) on these rows")
+        return K
+
+    def __call__(self, x: ArrayLike, y: ArrayLike | None = None, *,
+                 dtype: Any = np.float64) -> NDArray[np.floating]:
+        K = super().__call__(x, y, dtype=dtype)
+        if y is None and asymmetry(K) > SYMMETRY_RTOL:  # the square matrix of the rows: k(x, y) = k(y, x)
+            raise ValueError(f"kernel {self!r} is not symmetric on these rows: k(x_i, x_j) and k(x_j, x_i) differ "
+                             f"by {asymmetry(K):.3g} of the largest value; DWD needs a symmetric positive "
+                             "semi-definite kernel")
+        return K
+
+    def __repr__(self) -> str:
+        return f"userdot({getattr(self.func, '__qualname__', type(self.func).__name__)})"
+
+
+def userdot(func: Callable[[NDArray[np.float64], NDArray[np.float64]], ArrayLike]) -> Kernel:
+    """A kernel of your own from a Python function, as kernlab takes a function
+    of class ``"kernel"``: ``func(x, y)`` returns the matrix ``[k(x_i, y_j)]``.
+
+    ``func`` is called on 2-D float arrays of rows (blocks of them for large
+    matrices).  What it returns is checked: its shape, finite values, and, on
+    the square matrices of the rows fitted, symmetry (to
+    :data:`SYMMETRY_RTOL`) and positive semi-definiteness (as for kernlab's
+    kernels that are not always so, on a sample of rows).  Random Fourier
+    features (``approx="rff"``) need the kernel's spectral measure and refuse
+    it; the exact solvers and Nystrom features (``approx="nystroem"``) take it.
+    A fitted path pickles when ``func`` does (a function defined at a
+    module's top level).
+
+    Parameters
+    ----------
+    func : callable
+        ``func(x, y) -> array of shape (len(x), len(y))``.
+
+    Returns
+    -------
+    Kernel
+
+    Raises
+    ------
+    TypeError
+        When ``func`` is not callable.
+
+    Examples
+    --------
+    >>> import numpy as np, kerndwd
+    >>> square = kerndwd.userdot(lambda x, y: (x @ y.T + 1.0) ** 2)
+    >>> square(np.array([[1.0, 2.0]]), np.array([[2.0, 1.0]]))
+    array([[25.]])
+    """
+    if not callable(func) or isinstance(func, Kernel):
+        raise TypeError(f"func must be a function func(x, y) returning the kernel matrix, got {type(func).__name__}"
+                        + (" (already a kernel: use it as it is)" if isinstance(func, Kernel) else ""))
+    return _Function(func)
+
+
+@dataclass(frozen=True, repr=False)
+class _Precomputed(Kernel):
+    """The estimators' ``kernel="precomputed"``: each row is its index among the
+    training rows (-1 for a new row) followed by its kernel values against every
+    training row, so that ``k(x, y)`` reads ``x``'s values at ``y``'s indices
+    and every subset of rows (a fold, the landmarks) keeps its kernel values."""
+
+    name = "precomputed"
+    # the Gram matrix is checked where it enters (kerndwd._inputs.precomputed_rows);
+    # every fold's and landmark set's is a principal submatrix of it
+    always_psd = True
+
+    def __call__(self, x: ArrayLike, y: ArrayLike | None = None, *,
+                 dtype: Any = np.float64) -> NDArray[np.floating]:
+        x = _rows(x, "x")
+        y = x if y is None else _rows(y, "y")
+        index = y[:, 0].astype(np.intp)
+        return np.asarray(x[:, 1:][:, index], dtype=float_dtype(dtype) or np.float64)
+
+    def __repr__(self) -> str:
+        return "precomputed()"
 
 
 def vanilladot() -> Kernel:
@@ -557,7 +670,8 @@ def kernel_matrix(kern: Kernel, x: ArrayLike, y: ArrayLike | None = None) -> NDA
            [0., 1.]])
     """
     if not isinstance(kern, Kernel):
-        raise TypeError(f"kern must be a kernel from kerndwd.kernels, got {type(kern).__name__}")
+        raise TypeError(f"kern must be a kernel from kerndwd.kernels, got {type(kern).__name__}"
+                        + ("; kerndwd.userdot(func) makes one from a function" if callable(kern) else ""))
     return cast(NDArray[np.float64], kern(x, y))  # the default dtype
 
 

@@ -21,6 +21,7 @@ overrides the chosen profile's number of examples (a long fuzz session:
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 
@@ -78,3 +79,27 @@ if _examples:  # a longer (or shorter) run of a profile, e.g. a fuzz session of 
     settings.register_profile(f"{_profile}-n", settings.get_profile(_profile), max_examples=int(_examples))
     _profile = f"{_profile}-n"
 settings.load_profile(_profile)
+
+
+@pytest.fixture
+def r_rule_fit():
+    """``kerndwd.fit`` under R's stopping rule, for tests that compare with it: the
+    returned function fits, and asserts that the one warning of R's rule
+    (columns possibly far from the optimum) came exactly when
+    ``path.far_from_optimal`` is non-empty, and that nothing else warned.
+    ``via`` fits with another function of the same answer (e.g. the engine's)."""
+    import warnings
+
+    import kerndwd
+
+    def fit(*args, via=None, **kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            path = (kerndwd.fit if via is None else via)(*args, **kwargs)
+        far = [w for w in caught if issubclass(w.category, kerndwd.DWDConvergenceWarning)
+               and str(w.message).startswith("R's stopping rule (stop='step'")]
+        assert len(far) == (1 if path.far_from_optimal.size else 0), [str(w.message) for w in caught]
+        assert len(caught) == len(far), [str(w.message) for w in caught]
+        return path
+
+    return fit

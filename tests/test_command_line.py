@@ -64,3 +64,39 @@ def test_validation_writes_to_a_temporary_folder_by_default(monkeypatch, tmp_pat
     assert written[-1] == tmp_path
     vmain.main(["--quiet", "--refresh"])
     assert written[-1] == committed
+
+
+# run from the folder above a clone named kerndwd, with an editable install:
+# `import kerndwd` finds the clone as a namespace package, and the install's
+# finder (after Python's own) still finds kerndwd/__main__.py
+ABOVE_A_CLONE = """
+import importlib.util, os, runpy, sys
+root, here = sys.argv[1], sys.argv[2]
+del sys.argv[1:]  # python -m kerndwd, without arguments
+sys.path[:] = [here] + [p for p in sys.path[1:] if not os.path.isfile(os.path.join(p, "kerndwd", "__init__.py"))]
+
+class EditableInstall:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "kerndwd.__main__":
+            return importlib.util.spec_from_file_location(name, os.path.join(root, "kerndwd", "__main__.py"))
+        return None
+
+finders = [type(f).__name__ if not isinstance(f, type) else f.__name__ for f in sys.meta_path]
+sys.meta_path.insert(finders.index("PathFinder") + 1, EditableInstall)
+runpy.run_module("kerndwd", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_module_run_above_a_clone_says_the_folder_is_not_the_package(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "kerndwd").mkdir()  # the clone's folder: no __init__.py at its top
+    out = subprocess.run([sys.executable, "-c", ABOVE_A_CLONE, root, str(tmp_path)], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    folder = os.path.join(str(tmp_path), "kerndwd")
+    assert out.returncode == 1, out.stderr
+    assert out.stdout == ""
+    assert out.stderr == (
+        f"python -m kerndwd: the 'kerndwd' imported here is the folder {folder}, a namespace package (a folder "
+        "without __init__.py, e.g. a clone of the repository), not the kerndwd package: Python looks in the "
+        "current directory first. Run it from another directory (e.g. inside the clone), or rename that folder.\n")

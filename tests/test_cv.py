@@ -111,7 +111,7 @@ def test_select_rules_on_known_curve():
 # --------------------------------------------------------------------------
 # solver rules and engine reuse
 # --------------------------------------------------------------------------
-def test_solver_rule_cv_vs_tune_at_n_train_equal_p():
+def test_solver_rule_cv_vs_tune_at_n_train_equal_p(r_rule_fit):
     """n_train == p: cv (kerndwd's rule, n >= p) fits the linear solver; tune
     (tunedwd's rule, n > p, ridge 1e-6) the kernel solver.  Each fold's held-out
     links equal those of a direct fit on the training rows."""
@@ -126,11 +126,12 @@ def test_solver_rule_cv_vs_tune_at_n_train_equal_p():
     res_tune = kerndwd.tune(X, y, lam, qvals=[1.0], kern=kern, foldid=foldid)
     for k in range(1, 6):
         test, train = foldid == k, foldid != k
-        direct = kerndwd.fit(X[train], y[train], lam, kern=kern)
+        direct = r_rule_fit(X[train], y[train], lam, kern=kern)
         assert direct.solver == "ldwd"
         np.testing.assert_allclose(res_cv.predmat[test], direct.predict(X[test], type="link"), rtol=1e-10,
                                    atol=1e-12)
-        strict = fit_problem(Problem.from_arrays(X[train], y[train], lam, gam=GAM_TUNE, linear_rule="tunedwd"))
+        strict = r_rule_fit(Problem.from_arrays(X[train], y[train], lam, gam=GAM_TUNE, linear_rule="tunedwd"),
+                            via=fit_problem)
         assert strict.solver == "kdwd"
         np.testing.assert_allclose(res_tune.cvres[0].predmat[test], strict.predict(X[test], type="link"),
                                    rtol=1e-10, atol=1e-12)
@@ -159,14 +160,14 @@ def test_kernel_folds_slice_one_kernel_matrix(monkeypatch):
                                    atol=1e-12)
 
 
-def test_weighted_cv_matches_weighted_fold_fits():
+def test_weighted_cv_matches_weighted_fold_fits(r_rule_fit):
     X, y = small_data(n=30, seed=5)
     wt = np.linspace(0.5, 2.0, 30)
     res = kerndwd.cv(X, y, LAMS, kern=kerndwd.vanilladot(), wt=wt, nfolds=3, random_state=2)
     assert res.fit_args["wt"] is not None
     for k in range(1, 4):
         test, train = res.foldid == k, res.foldid != k
-        direct = kerndwd.fit(X[train], y[train], LAMS, kern=kerndwd.vanilladot(), wt=wt[train])
+        direct = r_rule_fit(X[train], y[train], LAMS, kern=kerndwd.vanilladot(), wt=wt[train])
         assert direct.solver == "wldwd"
         np.testing.assert_allclose(res.predmat[test], direct.predict(X[test], type="link"), rtol=1e-10,
                                    atol=1e-12)

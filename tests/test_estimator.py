@@ -50,7 +50,13 @@ def _expected_failed_checks(estimator):
 @parametrize_with_checks(CHECKED, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
+        # the checks' data are tiny and arbitrary: fits may stop short, and with
+        # probability=True a class may have one sample to hold out, or held-out
+        # decision values that do not order the classes (each said by a warning)
         warnings.simplefilter("ignore", DWDConvergenceWarning)
+        warnings.filterwarnings("ignore", "probability=True: a class has 1 sample", UserWarning)
+        warnings.filterwarnings("ignore", "Platt's sigmoid fitted to the held-out decision values has slope",
+                                UserWarning)
         check(estimator)
 
 
@@ -69,11 +75,11 @@ KERNELS = [
 
 @pytest.mark.parametrize("params,kern", KERNELS)
 @pytest.mark.parametrize("lam", [1.0, 0.02])
-def test_binary_is_the_r_path(binary, params, kern, lam):
+def test_binary_is_the_r_path(binary, params, kern, lam, r_rule_fit):
     X, y = binary
     # R's stopping rule and tolerance
     est = DWDClassifier(lambd=lam, stop="step", tol=1e-5, **params).fit(X, y)
-    ref = kerndwd.predict(kerndwd.fit(X, y, [lam], kern), X, type="link")[:, 0]
+    ref = kerndwd.predict(r_rule_fit(X, y, [lam], kern), X, type="link")[:, 0]
     np.testing.assert_allclose(est.decision_function(X), ref, rtol=0, atol=1e-12)
     # the default (gradient) rule, passed to fit as well
     est = DWDClassifier(lambd=lam, **params).fit(X, y)
@@ -315,3 +321,17 @@ def test_the_default_solver_says_before_any_sweep_that_it_chose_bcd(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert DWDClassifier(kernel="rbf").fit(X, y).solver_chosen_.startswith("solver='auto': n = 300 rows")
+
+
+def test_predict_proba_without_probability_names_the_parameter():
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    for est in (DWDClassifier(lambd=0.1).fit(X, y), DWDClassifierCV(lambdas=[1.0, 0.1], cv=3, random_state=0)):
+        cls = type(est).__name__
+        for method in ("predict_proba", "predict_log_proba"):
+            assert not hasattr(est, method)
+            with pytest.raises(AttributeError) as info:
+                getattr(est, method)(X)
+            assert str(info.value) == (
+                f"This {cls!r} has no attribute {method!r}: probabilities need probability=True "
+                f"({cls}(probability=True) fits Platt's sigmoid on held-out decision values at fit)")
+    assert hasattr(DWDClassifier(probability=True), "predict_proba")

@@ -31,8 +31,9 @@ def test_nullable_pandas_columns_fit_like_floats(data):
     Xi = np.round(X * 10)
     frame = pd.DataFrame({"a": pd.array(Xi[:, 0].astype(int), dtype="Int64"),
                           "b": pd.array(X[:, 1], dtype="Float64"), "c": X[:, 2]})
-    ref = kerndwd.fit(np.column_stack([Xi[:, 0], X[:, 1:]]), y, [0.1], kern=LIN)
-    got = kerndwd.fit(frame, y, [0.1], kern=LIN)
+    tight = dict(kern=LIN, stop="kkt", eps=1e-8)  # optimal columns: R's rule would warn at this lambda
+    ref = kerndwd.fit(np.column_stack([Xi[:, 0], X[:, 1:]]), y, [0.1], **tight)
+    got = kerndwd.fit(frame, y, [0.1], **tight)
     np.testing.assert_array_equal(got.alpha, ref.alpha)
     with_na = frame.copy()
     with_na.loc[3, "a"] = pd.NA
@@ -108,7 +109,7 @@ def test_scales_that_overflow_fail_at_the_entry(data, override, exc, match):
             kerndwd.fit(**args)
 
 
-def test_weights_of_any_scale_fit_the_scaled_problem(data):
+def test_weights_of_any_scale_fit_the_scaled_problem(data, r_rule_fit):
     """Weights c w at lambda are the weights w at lambda / c, objective times c.
     A power-of-two c far from 1 is divided out exactly, so the two fits are
     the same to the bit; c = 1e300 fits too (it used to give an all-zero model)."""
@@ -122,7 +123,7 @@ def test_weights_of_any_scale_fit_the_scaled_problem(data):
     np.testing.assert_array_equal(big.lambda_, [0.5 * c, 0.05 * c])
     np.testing.assert_array_equal(big.objective, ref.objective * c)
     np.testing.assert_array_equal(big.kkt, ref.kkt * c)
-    huge = kerndwd.fit(X, y, [0.1], wt=w * 1e300, kern=LIN)
+    huge = r_rule_fit(X, y, [0.1], wt=w * 1e300, kern=LIN)
     assert huge.jerr == 0 and np.isfinite(huge.alpha).all() and np.abs(huge.alpha[1:]).max() > 0.1
 
 

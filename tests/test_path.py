@@ -56,7 +56,8 @@ def test_pandas_inputs(data):
 
 def test_r_names_and_lambda_sorting(data):
     X, y = data
-    path = kerndwd.fit(X, y, [0.01, 1.0, 0.1], kern=kerndwd.vanilladot())
+    with pytest.warns(UserWarning, match="lambdas were sorted decreasing"):
+        path = kerndwd.fit(X, y, [0.01, 1.0, 0.1], kern=kerndwd.vanilladot())
     np.testing.assert_array_equal(path["lambda"], [1.0, 0.1, 0.01])
     np.testing.assert_array_equal(getattr(path, "lambda"), path.lambda_)
     assert path["alpha"].shape == (4, 3)
@@ -108,7 +109,8 @@ def test_inputs_not_modified(data):
     w0 = w.copy()
     lam = np.array([0.01, 1.0, 0.1])
     lam0 = lam.copy()
-    path = kerndwd.fit(X, y, lam, kern=kerndwd.vanilladot(), wt=w)
+    with pytest.warns(UserWarning, match="lambdas were sorted decreasing"):
+        path = kerndwd.fit(X, y, lam, kern=kerndwd.vanilladot(), wt=w)
     path.predict(X)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
@@ -295,3 +297,15 @@ def test_engine_hands_back_the_unfinished_iterate_when_the_budget_runs_out(data)
     assert value < 1.0  # below the objective of f = 0
     done = mm_path(maj, problem.with_lambdas([1.0]))
     assert done.unfinished is None
+
+
+def test_three_classes_are_refused_with_the_estimator_that_fits_them(data):
+    X, _ = data
+    y3 = np.array(["a", "b", "c"] * 13 + ["a"])
+    with pytest.raises(ValueError) as info:
+        kerndwd.fit(X, y3, LAMS, kern=kerndwd.vanilladot())
+    assert str(info.value) == ("y must hold exactly two distinct labels for binary DWD, got 3: ['a', 'b', 'c'] "
+                               "(kerndwd.DWDClassifier fits several classes, one-vs-rest)")
+    with pytest.raises(ValueError) as info:
+        kerndwd.fit(X, np.zeros(40), LAMS, kern=kerndwd.vanilladot())
+    assert str(info.value) == "y must hold exactly two distinct labels for binary DWD, got 1: [0.0]"

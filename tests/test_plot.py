@@ -32,7 +32,7 @@ def data(n=30, p=3, seed=0):
 
 def test_plot_path_linear_draws_one_line_per_coefficient():
     X, y = data(p=3)
-    path = kerndwd.fit(X, y, LAMS, kern=kerndwd.vanilladot())
+    path = kerndwd.fit(X, y, LAMS, kern=kerndwd.vanilladot(), stop="kkt", eps=1e-8)
     ax = kerndwd.plot_path(path)
     lines = ax.get_lines()
     assert len(lines) == path.alpha.shape[0] - 1 == 3
@@ -90,7 +90,7 @@ def test_plot_cv_of_tune_result_uses_chosen_q():
 
 def test_plot_bad_input():
     X, y = data()
-    path = kerndwd.fit(X, y, LAMS, kern=kerndwd.vanilladot())
+    path = kerndwd.fit(X, y, LAMS, kern=kerndwd.vanilladot(), stop="kkt", eps=1e-8)
     with pytest.raises(TypeError, match="CVResult"):
         kerndwd.plot_cv(path)
     with pytest.raises(TypeError, match="DWDPath"):
@@ -106,7 +106,7 @@ def test_plot_bad_input():
 
 def test_missing_matplotlib_gives_clear_error(monkeypatch):
     X, y = data()
-    path = kerndwd.fit(X, y, LAMS, kern=kerndwd.vanilladot())
+    path = kerndwd.fit(X, y, LAMS, kern=kerndwd.vanilladot(), stop="kkt", eps=1e-8)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match="plotting needs matplotlib"):
         kerndwd.plot_path(path)

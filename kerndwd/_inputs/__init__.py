@@ -27,12 +27,12 @@ from .data import Data
 from .rows import (MAX_ABS_X, binary_data, check_classifier_data, check_dask_matrix, check_weights,
                    dask_binary_data, encode_labels, float_matrix)
 from ..engine.chunked import is_dask_collection
-from .settings import KERNELS, KernelSpec, Settings, build_problem
+from .settings import KERNELS, KernelSpec, Settings, build_problem, is_precomputed, precomputed_rows
 
 __all__ = ["check_matrix", "check_data", "encode_labels", "check_weights", "check_lambdas", "check_qval",
            "check_qvals", "check_n_jobs", "check_flag", "check_kernel", "check_positive_sequence", "Data", "Settings",
            "KernelSpec", "build_problem", "check_classifier_data", "seed_of", "MAX_ABS_X",
-           "MAX_LAMBDA", "QVAL_RANGE", "KERNELS"]
+           "MAX_LAMBDA", "QVAL_RANGE", "KERNELS", "is_precomputed", "precomputed_rows"]
 
 
 def check_matrix(X, name="X"):

@@ -114,6 +114,7 @@ def check_kernel(kern, name="kern"):
         raise TypeError(
             f"{name} must be a kernel object such as kerndwd.rbfdot(sigma=1) or kerndwd.vanilladot(), "
             f"got {type(kern).__name__}"
+            + ("; kerndwd.userdot(func) makes one from a function func(x, y)" if callable(kern) else "")
         )
     return kern
 

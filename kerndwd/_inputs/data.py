@@ -31,8 +31,10 @@ def check_levels(levels, name="y"):
     """``levels`` (the sorted distinct labels) when there are exactly two, else
     ``ValueError`` naming ``name``: binary DWD maps them to -1 and +1."""
     if len(levels) != 2:
-        shown = f": {list(levels)[:5]}" if len(levels) else ""
-        raise ValueError(f"{name} must hold exactly two distinct labels for binary DWD, got {len(levels)}{shown}")
+        shown = f": {[v.item() if isinstance(v, np.generic) else v for v in list(levels)[:5]]}" if len(levels) else ""
+        several = (" (kerndwd.DWDClassifier fits several classes, one-vs-rest)" if len(levels) > 2 else "")
+        raise ValueError(f"{name} must hold exactly two distinct labels for binary DWD, got {len(levels)}{shown}"
+                         f"{several}")
     return levels
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
+from scipy import linalg, sparse
 
 from .._scalars import check_integer, check_real
 from .._warnings import warn_slow_design
@@ -16,10 +16,12 @@ from ..engine import GAM_FIT, DWDLoss, Problem, make_design, resolve
 from ..engine.capabilities import storage_of
 from ..engine.chunked import ChunkedRows, is_dask_collection
 from ..engine.designs.feature_bcd import FeatureAutoDesign, feature_block_design
-from ..kernels import Kernel, kernel_from_spec, rbfdot, sigest
+from ..engine.kernel_checks import DEFINITENESS_SAMPLE, NEGATIVE_EIGENVALUE_RTOL
+from ..kernels import SYMMETRY_RTOL, Kernel, _Precomputed, asymmetry, kernel_from_spec, rbfdot, sigest, userdot
 from .arguments import check_kernel, check_lambdas, check_qval, seed_of
+from .rows import float_matrix
 
-__all__ = ["KERNELS", "KernelSpec", "Settings", "build_problem"]
+__all__ = ["KERNELS", "KernelSpec", "Settings", "build_problem", "is_precomputed", "precomputed_rows"]
 
 
 # --------------------------------------------------------------------------
@@ -36,6 +38,48 @@ KERNELS = {
     "anova": ("anovadot", (("sigma", "gamma"), ("degree", "degree"))),
     "spline": ("splinedot", ()),
 }
+
+
+def is_precomputed(kernel):
+    """Whether an estimator's ``kernel`` is ``"precomputed"`` (X is a Gram matrix)."""
+    return isinstance(kernel, str) and kernel == "precomputed"
+
+
+def precomputed_rows(K, n_train=None):
+    """The rows that ``kernel="precomputed"`` fits and predicts on: each row of the
+    Gram matrix ``K`` after its index among the training rows (-1 for new rows),
+    which the precomputed kernel reads (:class:`kerndwd.kernels._Precomputed`).
+
+    At fit (``n_train`` None) ``K`` must be square, finite, symmetric to
+    :data:`kerndwd.kernels.SYMMETRY_RTOL` and positive semi-definite to
+    rounding (on a principal submatrix of up to
+    :data:`~kerndwd.engine.kernel_checks.DEFINITENESS_SAMPLE` rows spread
+    evenly, as the designs check kernels); at predict it holds the kernel
+    values of new rows against the ``n_train`` training rows.
+    """
+    what = "kernel='precomputed' takes X as"
+    if sparse.issparse(K) or is_dask_collection(K):
+        raise TypeError(f"{what} a dense Gram matrix in memory: sparse and Dask input are not supported (got "
+                        f"{type(K).__name__}); pass a numpy array")
+    K = float_matrix(K, "X")
+    n = K.shape[0]
+    if n_train is not None:
+        if K.shape[1] != n_train:
+            raise ValueError(f"{what} the kernel values of each row against the {n_train} training rows, shape "
+                             f"(n_samples, {n_train}); got shape {K.shape}")
+        return np.column_stack([np.full(n, -1.0), K])
+    if K.shape[1] != n:
+        raise ValueError(f"{what} the square Gram matrix of the training rows, shape (n_samples, n_samples); got "
+                         f"shape {K.shape}")
+    if asymmetry(K) > SYMMETRY_RTOL:
+        raise ValueError(f"{what} a Gram matrix, which is symmetric; X[i, j] and X[j, i] differ by "
+                         f"{asymmetry(K):.3g} of the largest entry")
+    rows = np.unique(np.linspace(0, n - 1, min(n, DEFINITENESS_SAMPLE)).astype(int))
+    e = linalg.eigvalsh(K[np.ix_(rows, rows)])
+    if e.min() < -NEGATIVE_EIGENVALUE_RTOL * max(float(np.abs(e).max()), np.finfo(float).tiny):
+        raise ValueError(f"{what} the Gram matrix of a positive semi-definite kernel; X has the eigenvalue "
+                         f"{e.min():.3g} (largest {e.max():.3g}): DWD's penalty would be unbounded below")
+    return np.column_stack([np.arange(n, dtype=float), K])
 
 
 def _weighted_var(X, rw):
@@ -65,6 +109,11 @@ class KernelSpec:
         if isinstance(self.kernel, Kernel):
             return bool(self.kernel.is_linear)
         return isinstance(self.kernel, str) and self.kernel == "linear"
+
+    @property
+    def is_own(self):
+        """Whether the kernel is the user's: ``"precomputed"`` or a function."""
+        return is_precomputed(self.kernel) or (callable(self.kernel) and not isinstance(self.kernel, Kernel))
 
     def _gamma(self, X, sample_weight):
         """``gamma`` as a number: ``"scale"`` is ``1 / (p var(X))``, with the variance
@@ -99,15 +148,21 @@ class KernelSpec:
 
     def check(self):
         """Refuse an unknown kernel name before any data is read."""
-        if not isinstance(self.kernel, Kernel) and (not isinstance(self.kernel, str) or self.kernel not in KERNELS):
-            raise ValueError(f"kernel must be one of {list(KERNELS)} or a kernel object from kerndwd.kernels, "
-                             f"got {self.kernel!r}")
+        if not isinstance(self.kernel, Kernel) and not self.is_own and (
+                not isinstance(self.kernel, str) or self.kernel not in KERNELS):
+            raise ValueError(f"kernel must be one of {list(KERNELS) + ['precomputed']}, a function kernel(X, Y) "
+                             f"or a kernel object from kerndwd.kernels, got {self.kernel!r}")
 
     def resolve(self, X, sample_weight=None):
-        """The kernlab kernel object on the rows ``X``."""
+        """The kernlab kernel object on the rows ``X`` (for ``"precomputed"``, the rows
+        of :func:`precomputed_rows`)."""
         self.check()
         if isinstance(self.kernel, Kernel):
             return self.kernel
+        if is_precomputed(self.kernel):
+            return _Precomputed()
+        if callable(self.kernel):
+            return userdot(self.kernel)
         name, params = KERNELS[self.kernel]
         spec = {"name": name}
         for kernlab_name, own_name in params:
