@@ -573,7 +573,7 @@ def tune(X: ArrayLike, y: ArrayLike, lambdas: ArrayLike | None = None, qvals: Ar
     problem, foldid, cache = _setup(X, y, lambdas, kern, nfolds, foldid, wt, float(qs[0]), eps, maxit, stop,
                                     random_state, gam=GAM_TUNE, linear_rule="tunedwd", approx=approx,
                                     solver=solver, design_options=design_options, method=method)
-    if problem.design.chosen is None and min(qs) < qs[0]:  # the problem was built, and checked, at qs[0]
+    if getattr(problem.design, "chosen", None) is None and min(qs) < qs[0]:  # the problem was built, and checked, at qs[0]
         warn_slow_design(problem.design, float(min(qs)), problem.n, problem.storage)
     with core.fold_report("tune folds", foldid, check_flag(progress, "progress")) as monitor:
         predmat, jerr = core.heldout_decisions(problem, cache, foldid, qs, [problem.y], n_jobs=n_jobs,
